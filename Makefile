@@ -18,7 +18,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
-	$(BIN)/python -m mypy
+	$(BIN)/python scripts/typecheck.py
 	$(BIN)/python -m pytest -n 2
 
 bench: $(STAMP)

@@ -1,4 +1,4 @@
-"""vamos-env: a Gymnasium environment for customer-service voice agents on a utility billing line."""
+"""vamos-env: a Gymnasium environment for customer-service voice agents (utility billing)."""
 
 from __future__ import annotations
 

@@ -46,10 +46,7 @@ class TwinStripeHTTPClient(stripe.HTTPClient):
         _usage: list[str] | None = None,
     ) -> tuple[str, int, Mapping[str, str]]:
         path, query = _split(url)
-        if isinstance(post_data, str):
-            body = post_data.encode()
-        else:
-            body = post_data or b""
+        body = post_data.encode() if isinstance(post_data, str) else post_data or b""
         request = Request(
             method.upper(),
             path,

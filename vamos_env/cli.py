@@ -1,0 +1,81 @@
+"""``vamos``: the command line.
+
+Subcommands import what they need lazily so that ``vamos --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from vamos_env.demo import run_demo
+
+    return run_demo(clones=args.clones)
+
+
+def _cmd_twins_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    from vamos_env.clients.config import ServiceEndpoints
+    from vamos_env.twins.http import Routes
+    from vamos_env.twins.serve import TwinServer
+    from vamos_env.twins.snapshot import Twins
+
+    if args.seeded:
+        from vamos_env.envs.energy.seed import default_snapshot
+
+        snapshot = default_snapshot()
+        twins = snapshot.clone()
+
+        def reset() -> tuple[Routes, Routes]:
+            fresh = snapshot.clone()
+            return fresh.billing, fresh.loans
+
+        server = TwinServer(twins.billing, twins.loans, host=args.host, port=args.port, reset=reset)
+    else:
+        from vamos_env.twins.fineract import LoanTwin
+        from vamos_env.twins.stripe import BillingTwin
+
+        twins = Twins(BillingTwin(), LoanTwin())
+        server = TwinServer(twins.billing, twins.loans, host=args.host, port=args.port)
+    endpoints = ServiceEndpoints(stripe_api_base=server.base_url, fineract_api_base=server.base_url)
+    for key, value in endpoints.as_env().items():
+        print(f"{key}={value}")
+    if args.seeded:
+        print(f"# reset to the seeded snapshot: curl -X POST {server.base_url}/__vamos/reset")
+    sys.stdout.flush()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with contextlib.suppress(KeyboardInterrupt, SystemExit):
+        server.serve_forever()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vamos", description="vamos-env command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="build the seeded snapshot, clone it, show accounts")
+    demo.add_argument("--clones", type=int, default=2000, help="clones to time (default 2000)")
+    demo.set_defaults(func=_cmd_demo)
+
+    twins = sub.add_parser("twins", help="the service twins")
+    twins_sub = twins.add_subparsers(dest="twins_command", required=True)
+    serve = twins_sub.add_parser("serve", help="serve the twins on a loopback port")
+    serve.add_argument("--seeded", action="store_true", help="serve a clone of the seeded world")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8111)
+    serve.set_defaults(func=_cmd_twins_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
