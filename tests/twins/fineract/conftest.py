@@ -17,6 +17,8 @@ import pytest
 from vamos_env import clock
 from vamos_env.clients.fineract import API_PATH, FineractClient
 from vamos_env.twins.fineract import LoanTwin
+from vamos_env.twins.serve import TwinServer
+from vamos_env.twins.stripe import BillingTwin
 from vamos_env.twins.transport import TwinTransport
 
 BASE_URL = "http://fineract.twin"
@@ -88,12 +90,22 @@ class LoanWorld:
         return loan_id
 
 
-@pytest.fixture
-def loans() -> Iterator[LoanWorld]:
+@pytest.fixture(params=["in_process", "loopback"])
+def loans(request: pytest.FixtureRequest) -> Iterator[LoanWorld]:
+    """The same tests twice: client -> in-process transport, and client -> HTTP -> TwinServer."""
     twin = LoanTwin()
-    transport = TwinTransport(twin)
-    client = FineractClient(BASE_URL, "mifos", "password", "default", transport=transport)
-    try:
-        yield LoanWorld(twin=twin, client=client, transport=transport)
-    finally:
-        client.close()
+    if request.param == "in_process":
+        transport: httpx.BaseTransport = TwinTransport(twin)
+        client = FineractClient(BASE_URL, "mifos", "password", "default", transport=transport)
+        try:
+            yield LoanWorld(twin=twin, client=client, transport=transport)
+        finally:
+            client.close()
+        return
+    with TwinServer(BillingTwin(), twin) as server:
+        transport = httpx.HTTPTransport()
+        client = FineractClient(server.base_url, "mifos", "password", "default")
+        try:
+            yield LoanWorld(twin=twin, client=client, transport=transport, base_url=server.base_url)
+        finally:
+            client.close()

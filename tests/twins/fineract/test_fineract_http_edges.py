@@ -79,6 +79,8 @@ def test_non_numeric_id_is_404(loans):
 
 
 def test_path_outside_the_api_is_404(loans):
+    if loans.base_url != "http://fineract.twin":
+        pytest.skip("the loopback server shares its root with Stripe: it owns paths outside both")
     with loans.http() as http:
         response = http.get(loans.base_url + "/actuator/health")
     assert response.status_code == 404

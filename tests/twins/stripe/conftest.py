@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import stripe
 
+from vamos_env.twins.fineract import LoanTwin
 from vamos_env.twins.http import Request, Response
+from vamos_env.twins.serve import TwinServer
 from vamos_env.twins.stripe import BillingTwin
 from vamos_env.twins.transport import TwinStripeHTTPClient
 
@@ -102,7 +104,16 @@ class Billing:
         return invoice
 
 
-@pytest.fixture
-def billing() -> Iterator[Billing]:
+@pytest.fixture(params=["in_process", "loopback"])
+def billing(request: pytest.FixtureRequest) -> Iterator[Billing]:
+    """The same tests twice: SDK -> in-process transport, and SDK -> HTTP -> ``TwinServer``."""
     twin = BillingTwin()
-    yield Billing(twin, make_client(twin))
+    if request.param == "in_process":
+        yield Billing(twin, make_client(twin))
+        return
+    with TwinServer(twin, LoanTwin()) as server:
+        # The SDK's own default HTTP client, over a real socket: nothing of ours in between.
+        client = stripe.StripeClient(
+            API_KEY, base_addresses={"api": server.base_url}, max_network_retries=0
+        )
+        yield Billing(twin, client)
