@@ -10,6 +10,8 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
+from vamos_env import cli_tasks
+
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from vamos_env.demo import run_demo
@@ -69,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8111)
     serve.set_defaults(func=_cmd_twins_serve)
+
+    cli_tasks.register(sub)
     return parser
 
 

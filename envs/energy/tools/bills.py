@@ -109,8 +109,11 @@ def get_payment_history(ctx: ToolContext, _: NoArguments) -> dict[str, Any]:
                     "total_cents": bill.facts.total_cents,
                     "amount_paid_cents": int(bill.invoice.get("amount_paid") or 0),
                     "paid_on": None if bill.paid_on is None else bill.paid_on.isoformat(),
-                    # Paid out of band = settled by moving it into a payment arrangement.
-                    "moved_to_arrangement": bool(bill.invoice.get("paid_out_of_band")),
+                    # Opening an arrangement settles the bills it finances and tags them;
+                    # a cheque is also paid outside Stripe but is not an arrangement.
+                    "moved_to_arrangement": bool(
+                        (bill.invoice.get("metadata") or {}).get("arrangement_id")
+                    ),
                 }
             )
         elif bill.remaining_cents > 0:
