@@ -10,7 +10,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from vamos_env import cli_tasks
+from vamos_env import cli_grading, cli_tasks
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_cmd_twins_serve)
 
     cli_tasks.register(sub)
+    cli_grading.register(sub)
     return parser
 
 
