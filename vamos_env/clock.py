@@ -15,6 +15,23 @@ TODAY: date = NOW.date()
 NOW_UNIX: int = int(NOW.timestamp())
 
 
+# English month names, independent of the machine's locale (calendar.month_name is not).
+MONTH_NAMES: tuple[str, ...] = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
 def now() -> datetime:
     """The frozen instant (timezone-aware, UTC)."""
     return NOW

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from vamos_env.clock import TODAY, from_unix
+from vamos_env.clock import MONTH_NAMES, TODAY, from_unix
 
 # --- constants of the policy -------------------------------------------------------
 
@@ -55,21 +55,6 @@ CHARGE_TYPE_LABELS: dict[ChargeType, str] = {
     "tax": "Taxes",
 }
 
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-
 
 class _Facts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,7 +72,7 @@ def format_cents(cents: int) -> str:
 
 def format_date(d: date) -> str:
     """A date as a person writes it, independent of the machine's locale: "October 10, 2026"."""
-    return f"{_MONTHS[d.month - 1]} {d.day}, {d.year}"
+    return f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}"
 
 
 def _format_rate(rate: Decimal) -> str:

@@ -25,23 +25,11 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
+from vamos_env.clock import MONTH_NAMES
+
 API_PATH = "/fineract-provider/api/v1"
 DATE_FORMAT = "dd MMMM yyyy"
 LOCALE = "en"
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 T = TypeVar("T")
 
@@ -77,7 +65,7 @@ class FineractError(Exception):
 
 def fineract_date(d: date) -> str:
     """``dd MMMM yyyy`` in English, independent of the process locale."""
-    return f"{d.day:02d} {_MONTHS[d.month - 1]} {d.year:04d}"
+    return f"{d.day:02d} {MONTH_NAMES[d.month - 1]} {d.year:04d}"
 
 
 def parse_date(value: Any) -> date:

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Literal
 
-from vamos_env.clock import TODAY
+from vamos_env.clock import MONTH_NAMES, TODAY
 from vamos_env.envs.energy.policy import (
     FIRST_INSTALLMENT_AFTER_DAYS,
     AccountFacts,
@@ -33,20 +33,6 @@ from vamos_env.envs.energy.seed import SeededAccount
 from vamos_env.envs.energy.world import Account, Bill
 from vamos_env.twins.fineract.schedule import MONTHS, build_schedule
 
-MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 SettledBy = Literal["card", "out_of_band", "arrangement"]
 WriteTool = Literal[
     "make_payment",
