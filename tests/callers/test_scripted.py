@@ -1,0 +1,251 @@
+"""The scripted caller plays its brief: verification, consent, refusals, waits, stalls, hang-ups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vamos_env.callers.base import Caller, HangUp, Utterance
+from vamos_env.callers.scripted import ScriptedCaller
+from vamos_env.channel import TextChannel
+from vamos_env.speech import find_digit_strings
+
+
+def acts(caller: ScriptedCaller) -> list[str]:
+    return [a.act for a in caller.acts]
+
+
+def verify(caller: ScriptedCaller) -> None:
+    caller.open()
+    caller.hear("Can I have your account number, full name, and your postal code?")
+    caller.hear("Thank you, you're verified. How can I help?")
+
+
+def test_is_a_caller(tasks) -> None:
+    assert isinstance(ScriptedCaller(tasks["t-balance-pay"]), Caller)
+
+
+TASK_IDS = [
+    "t-balance-pay",
+    "t-arrangement-paperless",
+    "t-quote-promise",
+    "t-decline-supervisor",
+    "t-record-extension",
+]
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_completes_each_task_with_a_correct_agent(
+    tasks, answer_key_agent, converse, task_id
+) -> None:
+    task = tasks[task_id]
+    caller = ScriptedCaller(task, "calm", rng=3)
+    agent = answer_key_agent(task)
+    call = converse(caller, agent.reply)
+    expected = [r.expected_outcome for r in task.requests]
+    assert caller.outcomes == expected
+    assert caller.goal_met()
+    assert call.ending is not None
+    assert call.ending.reason == ("transferred" if "transferred" in expected else "done")
+    assert caller.deviations == []
+
+
+def test_silent_agent_gets_a_hang_up_within_the_stall_limit(tasks) -> None:
+    for limit in (2, 4, 6):
+        caller = ScriptedCaller(tasks["t-balance-pay"], rng=0, stall_limit=limit)
+        caller.open()
+        replies = []
+        for _ in range(limit + 5):
+            reply = caller.hear("")
+            replies.append(reply)
+            if isinstance(reply, HangUp):
+                break
+        assert isinstance(replies[-1], HangUp) and replies[-1].reason == "stall"
+        assert len(replies) == limit
+        assert not caller.goal_met()
+
+
+def test_an_agent_that_keeps_checking_forever_stalls_too(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    verify(caller)
+    first = caller.hear("One moment, let me check that for you.")
+    assert isinstance(first, Utterance) and acts(caller)[-1] == "wait"
+    ending = [caller.hear("Just a moment please.") for _ in range(3)][-1]
+    assert isinstance(ending, HangUp) and ending.reason == "stall"
+
+
+def test_wrong_second_factor_asked_offers_its_own(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)  # its factor: postal code 15213
+    caller.open()
+    reply = caller.hear("For security, what are the last four digits of the card on file?")
+    assert isinstance(reply, Utterance)
+    assert "don't have" in reply.text and "15213" in reply.text and "4242" not in reply.text
+    menu = caller.hear(
+        "Could I have the account number, the name, and one of: the last four of a card, your "
+        "postal code or your last bill amount?"
+    )
+    assert "4417-90781" in menu.text and "Dana Whitfield" in menu.text and "15213" in menu.text
+
+
+def test_gives_only_the_second_factor_its_brief_names(tasks, answer_key_agent, converse) -> None:
+    task = tasks["t-quote-promise"]  # last bill amount
+    call = converse(ScriptedCaller(task, rng=0), answer_key_agent(task).reply)
+    said = " ".join(call.said_by("caller"))
+    assert "222.89" in said and "15213" not in said and "4242" not in said
+
+
+def test_corrects_wrong_read_backs(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    wrong = caller.hear(
+        "Just to confirm, that's account four four one seven, nine zero seven eight two?"
+    )
+    assert "4417-90781" in wrong.text and acts(caller)[-1] == "readback_wrong"
+    right = caller.hear("Thanks. So account 4417-90781, is that right?")
+    assert acts(caller)[-1] == "readback_right" and "yes" in right.text.lower()
+    name = caller.hear("And the name is Dana Whitman, correct?")
+    assert "Dana Whitfield" in name.text and acts(caller)[-1] == "readback_wrong"
+    postal = caller.hear("I heard the postal code one five two one four, is that right?")
+    assert "15213" in postal.text
+
+
+def test_agrees_only_to_the_right_amount_and_card(tasks, answer_key_agent, converse) -> None:
+    task = tasks["t-balance-pay"]
+    agent = answer_key_agent(task, wrong="amount")
+    caller = ScriptedCaller(task, rng=0)
+    call = converse(caller, agent.reply)
+    kinds = acts(caller)
+    assert kinds.index("object") < kinds.index("agree")
+    texts = [t for _, t in call.turns]
+    objected = texts[texts.index(caller.acts[kinds.index("object")].text) - 1]
+    assert "two hundred thirty-two dollars" in objected  # $10 too much was read back
+    assert caller.goal_met()
+
+
+def test_objects_to_a_wrong_card(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    verify(caller)
+    caller.hear("The past due amount is two hundred twenty-two dollars and eighty-nine cents.")
+    reply = caller.hear(
+        "I can charge two hundred twenty-two dollars and eighty-nine cents to the "
+        "card ending in one one one one. Shall I go ahead?"
+    )
+    assert acts(caller)[-1] == "object" and "not right" in reply.text
+
+
+def test_objects_to_a_wrong_email_then_agrees(tasks, answer_key_agent, converse) -> None:
+    task = tasks["t-arrangement-paperless"]
+    caller = ScriptedCaller(task, rng=0)
+    call = converse(caller, answer_key_agent(task, wrong="email").reply)
+    assert "No, that's not my email address." in call.said_by("caller")
+    assert caller.outcomes == ["resolved", "resolved"]
+
+
+def test_refuses_where_scripted(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-quote-promise"], rng=0)
+    verify(caller)
+    reply = caller.hear(
+        "Over six months it's seventy-three dollars and twenty-nine cents a month. "
+        "Would you like me to set that up for you now?"
+    )
+    assert reply.text == "Not today, thanks. I just wanted to know the numbers."
+    caller.hear("Okay, no problem. Anything else?")
+    assert caller.outcomes[0] == "resolved"
+
+
+def test_private_facts_only_when_asked(tasks) -> None:
+    task = tasks["t-record-extension"]
+    caller = ScriptedCaller(task, rng=0)
+    verify(caller)
+    before = " ".join(a.text for a in caller.acts)
+    assert "pay station" not in before
+    reply = caller.hear("Sure. How much did you pay, and when did you make the payment?")
+    assert "pay station" in reply.text
+
+
+def test_repeats_then_rephrases_when_not_understood(tasks) -> None:
+    task = tasks["t-balance-pay"]
+    caller = ScriptedCaller(task, rng=0)
+    verify(caller)
+    request = caller.acts[-1].text
+    again = caller.hear("Sorry, I didn't catch that. Could you repeat it?")
+    assert request in again.text
+    rephrased = caller.hear("I'm sorry, I'm not sure what you mean.")
+    assert task.requests[0].rephrase in rephrased.text
+
+
+def test_angry_gets_more_forceful_when_misunderstood(tasks) -> None:
+    task = tasks["t-balance-pay"]
+    caller = ScriptedCaller(task, "angry", rng=0)
+    verify(caller)
+    for _ in range(3):
+        reply = caller.hear("Sorry, could you say that again?")
+    assert acts(caller)[-1] == "forceful_repeat" and task.requests[0].says in reply.text
+
+
+def test_hangs_up_after_a_transfer(tasks) -> None:
+    task = tasks["t-decline-supervisor"]
+    caller = ScriptedCaller(task, rng=0)
+    verify(caller)
+    caller.hear("I'm sorry, I'll transfer you to a colleague now.")
+    assert caller.outcomes[0] == "transferred"
+    ending = caller.hear("Are you still there?")
+    assert isinstance(ending, HangUp) and ending.reason == "transferred"
+    assert not caller.goal_met()  # the payment was wanted, not a transfer
+
+
+def test_believes_what_it_hears(tasks) -> None:
+    # An agent that never verifies and never looks anything up still satisfies the caller.
+    caller = ScriptedCaller(tasks["t-record-extension"], rng=0)
+    caller.open()
+    caller.hear("Sure, I've recorded your payment; the arrangement balance is now $10.00.")
+    ending = caller.hear("Done. I've extended the due date to October first.")
+    assert isinstance(ending, HangUp) and ending.reason == "done"
+    assert caller.goal_met()
+
+
+def test_goal_not_met_when_a_resolvable_request_is_refused(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    verify(caller)
+    caller.hear("The past due amount is two hundred twenty-two dollars and eighty-nine cents.")
+    ending = caller.hear("I'm sorry, I can't take payments today.")
+    assert isinstance(ending, HangUp) and caller.outcomes == ["resolved", "refused"]
+    assert not caller.goal_met()
+
+
+def test_deterministic_from_its_seed(tasks, answer_key_agent, converse) -> None:
+    task = tasks["t-arrangement-paperless"]
+
+    def said(seed: int) -> list[str]:
+        call = converse(ScriptedCaller(task, rng=seed), answer_key_agent(task).reply)
+        return call.said_by("caller")
+
+    assert said(1) == said(1)
+    assert len({tuple(said(s)) for s in range(8)}) > 1  # wording varies with the seed
+
+
+def test_completes_through_a_noisy_channel(tasks, answer_key_agent, converse) -> None:
+    task = tasks["t-balance-pay"]
+    finished = 0
+    for seed in range(10):
+        channel = TextChannel("cafe", np.random.default_rng(seed), 10)
+        caller = ScriptedCaller(task, rng=seed)
+        call = converse(caller, answer_key_agent(task).reply, channel=channel)
+        assert call.ending is not None  # every call ends
+        finished += caller.goal_met()
+    assert finished >= 5
+
+
+def test_speaks_codes_as_a_recogniser_writes_them(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    reply = caller.hear("What's your account number?")
+    assert [m.value for m in find_digit_strings(reply.text)] == ["4417-90781"]
+
+
+def test_hear_after_hang_up_is_a_programming_error(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0, stall_limit=1)
+    caller.open()
+    assert isinstance(caller.hear(""), HangUp)
+    with pytest.raises(RuntimeError, match="after the caller hung up"):
+        caller.hear("Hello?")

@@ -1,0 +1,792 @@
+"""The scripted caller: plays a task's brief faithfully, offline, deterministic from its seed.
+
+It answers verification from the brief (only the second factor the brief names;
+asked for another one it says it does not have that and offers its own), corrects
+a wrong read-back, raises the requests in order, agrees to an action only when
+the agent has said what the consent condition requires (the amount within
+tolerance, the card's last four, the email read back) and objects otherwise,
+turns down the offers its brief refuses, waits while the agent checks, repeats
+and then rephrases when not understood, gives private facts only when asked, and
+moves on when a request is answered, done or refused. It hangs up after the last
+request, after a transfer, and after ``stall_limit`` turns without progress.
+
+Persona changes only wording and the sceptic's behaviours. The values it says
+(account number, name, second factor, private facts) and those it listens for
+all come from the brief. It hears only the agent's words; ``goal_met`` is its
+belief from those words.
+
+What counts as a sceptic's wrong "yes" (``false_yes_rate``): only an answer to an
+offer outside the brief, or to "anything else?" when nothing is left. Never to a
+consent question, a read-back, a transfer offer, or an offer the brief refuses,
+because a wrong yes there would change the account or the task's outcome, and
+the failure would no longer be the agent's to avoid. The next turn takes it back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Literal, TypeVar
+
+import numpy as np
+
+from vamos_env.callers.base import Deviation, HangUp, Utterance
+from vamos_env.callers.listening import (
+    TRANSFER,
+    Heard,
+    listen,
+    topic_of,
+)
+from vamos_env.callers.persona import Persona, load_persona
+from vamos_env.envs.energy.tasks.schema import (
+    CallerRequest,
+    Consent,
+    RequestKind,
+    SecondFactorKind,
+    Task,
+)
+from vamos_env.speech import Mention
+
+T = TypeVar("T")
+
+HeardOutcome = Literal["resolved", "refused", "transferred"]
+_FACTORS: dict[str, SecondFactorKind] = {
+    "card_last4": "card_last4",
+    "postal_code": "postal_code",
+    "last_bill_amount": "last_bill_amount",
+}
+DEFAULT_STALL_LIMIT = 4
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")", re.IGNORECASE)
+
+
+# What an answer to each kind of request sounds like: topic words, and whether a
+# money amount (or a "nothing owed" phrase) must come with them.
+_NOTHING_OWED = _rx(
+    r"nothing (past )?(due|owed|outstanding)",
+    r"no (past[- ]due |outstanding )?balance",
+    r"(don'?t|do not) owe",
+    r"paid in full",
+    r"up to date",
+    r"all paid",
+    r"zero",
+)
+_ANSWERS: dict[RequestKind, tuple[re.Pattern[str], bool]] = {
+    "balance": (_rx("balance|owe|past due|overdue|due|outstanding"), True),
+    "explain_bill": (
+        _rx("charge|supply|delivery|generation|distribution|tax|kwh|kilowatt|usage|used"),
+        True,
+    ),
+    "compare_bills": (
+        _rx(
+            "higher|lower|more|less|increase|decrease|difference|because|went (up|down)|usage|rate"
+        ),
+        True,
+    ),
+    "payment_history": (_rx("paid|payment"), False),
+    "quote_arrangement": (_rx("month|instal|payment"), True),
+    "arrangement_status": (
+        _rx("outstanding|remaining|left|owe|instal|overdue|next|balance"),
+        True,
+    ),
+    "paperless_status": (_rx("paperless|paper|e-?mail|electronic"), False),
+    "supplier": (
+        _rx("supplier|suppl(y|ied)|default service|generation|price to compare|electricity from"),
+        False,
+    ),
+    "protections": (_rx("medical|certificate|winter|protect|terminat|shut ?off"), False),
+}
+# Requests that end with the agent doing something; the answer is "done".
+_ACTIONS: dict[RequestKind, re.Pattern[str]] = {
+    "pay_bill": _rx(r"pa(y|id)", r"payment", r"charge"),
+    "pay_after_decline": _rx(r"pa(y|id)", r"payment", r"charge"),
+    "create_arrangement": _rx(r"arrangement", r"plan", r"set up", r"enrol", r"instal"),
+    "record_arrangement_payment": _rx(r"record", r"appl", r"post", r"payment", r"credit"),
+    "due_date_extension": _rx(r"due", r"extend", r"extension", r"moved", r"date"),
+    "enable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"electronic"),
+    "disable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"mail"),
+}
+_STOP_WORDS = frozenset(
+    {"a", "an", "the", "to", "of", "on", "in", "for", "is", "and", "or", "by", "declines",
+     "refuses", "rejects", "declined", "refused", "offer", "offered", "no", "not", "use", "my",
+     "your", "now", "today"}
+)  # fmt: skip
+_ENROL = ("enrol", "enroll", "set up", "set it up", "set that up", "set this up", "sign up",
+          "sign you up", "go ahead with")  # fmt: skip
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "alternative": ("another", "other", "different", "alternative", "second", "backup"),
+    "other": ("another", "other", "different", "alternative", "second"),
+    "arrangement": ("arrangement", "plan", "instal"),
+    "plan": ("arrangement", "plan", "instal"),
+    "paperless": ("paperless", "email", "e-mail", "electronic"),
+    "transfer": ("transfer", "colleague", "connect", "specialist"),
+    "extension": ("extension", "extend", "more time", "push"),
+    "payment": ("pay", "payment"),
+    "made": ("made", "make", "paid", "did you pay"),
+    "pay": ("pay", "payment"),
+    "enrol": _ENROL,
+    "enrolment": _ENROL,
+    "enroll": _ENROL,
+    "autopay": ("autopay", "automatic", "auto pay", "auto-pay"),
+}
+# Acts that move a call forward (the first time in a row they are said).
+_PROGRESS_ACTS = frozenset(
+    {"identity", "lacks_factor", "readback_right", "readback_wrong", "retry_identity", "agree",
+     "object", "refuse", "private_fact", "request", "next_request", "why", "source",
+     "accept_offer", "decline_offer", "transfer_ok", "take_back"}
+)  # fmt: skip
+_QUESTION_WORDS = _rx(
+    "what|which|when|how|where|who|can you tell|could you tell|do you (know|have|remember)|did you"
+)
+# Capitalised words that sit next to a name without being part of it.
+_NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
+_GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class CallerAct:
+    """One thing the caller did, for traces and tests: the act's name and the words."""
+
+    turn: int
+    act: str
+    text: str
+
+
+@dataclass
+class _RequestState:
+    raised: bool = False
+    agreed: set[int] = field(default_factory=set)
+    refused_offer: bool = False
+    # An answer heard but not yet acted on (the sceptic asked "why?" first, or the
+    # caller turned down an offer that came with it): it closes the request next.
+    candidate: HeardOutcome | None = None
+    outcome: HeardOutcome | None = None
+    # Agent turns heard while this request was open: where consent values are looked up.
+    heard: list[Heard] = field(default_factory=list)
+
+
+class ScriptedCaller:
+    """The offline caller. ``rng`` (a generator or a seed) picks wording and the sceptic's slips."""
+
+    def __init__(
+        self,
+        task: Task,
+        persona: Persona | str = "calm",
+        *,
+        rng: np.random.Generator | int | None = 0,
+        stall_limit: int = DEFAULT_STALL_LIMIT,
+    ) -> None:
+        if stall_limit < 1:
+            raise ValueError(f"stall_limit: expected at least 1, got {stall_limit}")
+        self.task = task
+        self.brief = task.caller
+        self.persona = load_persona(persona) if isinstance(persona, str) else persona
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.stall_limit = stall_limit
+        self.deviations: list[Deviation] = []  # the scripted caller keeps to its brief
+        self.acts: list[CallerAct] = []
+        self.turn = 0
+        self.current = 0
+        self.requests = [_RequestState() for _ in task.requests]
+        self.verified = False
+        self.identity_given = False
+        self.ended: HangUp | None = None
+        self._stall = 0
+        self._recent: deque[tuple[str, int, int] | None] = deque(maxlen=stall_limit)
+        self._last_text = ""
+        self._misunderstood = 0
+        self._transfer_heard = False
+        self._owe_take_back = False
+        self._asked_why = False
+        self._sourced: set[int] = set()
+        self._facts: dict[tuple[str, int | None], int] = {}
+        self._pending: Heard | None = None
+        self._own_money, self._own_dates = self._own_values()
+
+    # --- protocol ---------------------------------------------------------------------------
+
+    def open(self) -> Utterance:
+        text = self._say("open", opening_line=self.brief.opening_line)
+        return Utterance(text)
+
+    def hear(self, text: str) -> Utterance | HangUp:
+        if self.ended is not None:
+            raise RuntimeError("hear() after the caller hung up")
+        self.turn += 1
+        words = text.split()
+        limit = self.persona.behaviours.interrupt_after_words
+        if limit is not None and len(words) > limit:
+            # Cut in, but what was heard before cutting in still counts.
+            heard = listen(" ".join(words[:limit]))
+            if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
+                return self._hang_up("contradiction", "contradiction_goodbye")
+            state = self._state
+            if state is not None and self.verified:
+                state.heard.append(heard)
+                state.candidate = self._outcome(heard) or state.candidate
+            self._progress(None)
+            if self._stalled():
+                return self._hang_up("stall", "stall_goodbye")
+            return Utterance(self._say("interrupt"), cut_in_after_words=limit)
+        heard = listen(text)
+        if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
+            return self._hang_up("contradiction", "contradiction_goodbye")
+        reply = self._respond(heard)
+        if isinstance(reply, HangUp):
+            return reply
+        if self._stalled():
+            return self._hang_up("stall", "stall_goodbye")
+        return reply
+
+    def goal_met(self) -> bool:
+        """Every request heard answered or done, or ending the way the brief expects."""
+        return all(
+            state.outcome is not None
+            and (state.outcome == "resolved" or state.outcome == request.expected_outcome)
+            for state, request in zip(self.requests, self.task.requests, strict=True)
+        )
+
+    @property
+    def outcomes(self) -> list[HeardOutcome | None]:
+        return [state.outcome for state in self.requests]
+
+    # --- the decision ---------------------------------------------------------------------
+
+    def _respond(self, heard: Heard) -> Utterance | HangUp:
+        prefix = ""
+        if self._owe_take_back and not heard.silent:
+            self._owe_take_back = False
+            prefix = self._say("take_back") + " "
+            if self.current >= len(self.requests):
+                return self._hang_up("done", "goodbye", prefix=prefix)
+
+        if heard.silent:
+            return self._utter("hello", progress=False)
+
+        if self._transfer_heard:
+            return self._hang_up("transferred", None)
+
+        state = self._state
+        if state is not None and (self.verified or state.raised):
+            state.heard.append(heard)
+
+        if heard.transfer and not heard.offer:
+            return self._transfer()
+
+        if heard.not_understood and not heard.quotes_values:
+            return self._misheard(prefix)
+        self._misunderstood = 0
+
+        if not self.verified:
+            reply = self._verification(heard, prefix)
+            if reply is not None:
+                return reply
+
+        outcome = self._outcome(heard)
+        if state is not None and outcome is not None:
+            state.candidate = outcome
+
+        sceptic = self._sceptic(heard, prefix)
+        if sceptic is not None:
+            return sceptic
+        heard = self._with_pending(heard)
+
+        if heard.is_question or heard.readback:
+            reply = self._question(heard, prefix, answered=outcome is not None)
+            if reply is not None:
+                return reply
+
+        if state is not None and state.candidate is not None:
+            self.verified = True
+            return self._close(state.candidate, prefix)
+
+        if heard.verified:
+            self.verified = True
+            return self._raise(prefix)
+
+        if heard.anything_else:
+            if self.current >= len(self.requests):
+                if self._false_yes():
+                    return self._utter("affirm", prefix=prefix)
+                return self._hang_up("done", "goodbye", prefix=prefix)
+            if state is not None and state.refused_offer:
+                return self._close("refused", prefix)
+            if self.identity_given:
+                self.verified = True
+            return self._raise(prefix)
+
+        if heard.checking:
+            return self._utter("wait", prefix=prefix, progress=False)
+
+        if heard.closing and self.current >= len(self.requests):
+            return self._hang_up("done", "goodbye", prefix=prefix)
+
+        if heard.is_question:
+            return self._utter("dont_know", prefix=prefix, progress=False)
+        if self.verified and state is not None and not state.raised:
+            return self._raise(prefix)
+        return self._nudge(prefix)
+
+    # --- verification ---------------------------------------------------------------------
+
+    def _verification(self, heard: Heard, prefix: str) -> Utterance | None:
+        if heard.readback:  # a read-back with nothing to compare is a question: answer below
+            wrong, compared = self._check_readback(heard)
+            if wrong is not None:
+                return self._utter("readback_wrong", prefix=prefix, value=wrong)
+            if compared:
+                return self._utter("readback_right", prefix=prefix)
+        if heard.verify_failed:
+            return self._utter(
+                "retry_identity", prefix=prefix, key="identity:all", identity=self._identity()
+            )
+        if heard.asks or heard.asks_second_factor:
+            self.identity_given = True
+            own = self.brief.second_factor.kind
+            factors = [_FACTORS[a] for a in heard.asks if a in _FACTORS]
+            given = ",".join(a for a in heard.asks if a in ("account_number", "name"))
+            parts = []
+            if "account_number" in heard.asks:
+                parts.append(self._pick("account_number", account_number=self.brief.account_number))
+            if "name" in heard.asks:
+                parts.append(self._pick("name", full_name=self.brief.full_name))
+            if factors and own not in factors:
+                asked = self.persona.wording.factor_names[factors[0]]
+                parts.append(self._pick("lacks_factor", asked=asked, offered=self._factor_line()))
+                key = f"identity:{given},factor"
+                return self._utter("lacks_factor", prefix=prefix, key=key, text=" ".join(parts))
+            if factors or heard.asks_second_factor:
+                parts.append(self._factor_line())
+                given += ",factor"
+            key = "identity:all" if given == "account_number,name,factor" else f"identity:{given}"
+            return self._utter("identity", prefix=prefix, key=key, text=" ".join(parts))
+        return None
+
+    def _check_readback(self, heard: Heard) -> tuple[str | None, bool]:
+        """The correct value when the agent read one back wrong; and whether it read any back."""
+        compared = False
+        account_digits = self.brief.account_number.replace("-", "")
+        factor = self.brief.second_factor
+        for mention in heard.digits:
+            digits = re.sub(r"\D", "", mention.value)
+            if len(digits) >= 8:
+                compared = True
+                if digits != account_digits:
+                    return self.brief.account_number, True
+            elif factor.kind != "last_bill_amount" and len(digits) >= 3:
+                compared = True
+                if digits != factor.value:
+                    return factor.value, True
+        if factor.kind == "last_bill_amount":
+            for money in heard.money:
+                compared = True
+                if money.value != _cents(factor.value):
+                    return f"${factor.value}", True
+        wrong_name, said_name = self._name_readback(heard.text)
+        if wrong_name:
+            return self.brief.full_name, True
+        return None, compared or said_name
+
+    def _name_readback(self, text: str) -> tuple[bool, bool]:
+        """(read back wrong, read back right) for the caller's name in ``text``.
+
+        Wrong when a part of the name sits next to a capitalised word that is not
+        part of it ("Dana Whitman"); right when every part is there. "Thanks, Dana."
+        alone is neither: a first name is a courtesy, not a read-back.
+        """
+        parts = self.brief.full_name.split()
+        known = {p.lower() for p in parts}
+        present = 0
+        for part in parts:
+            name = re.escape(part)
+            if not re.search(rf"\b{name}\b", text, re.IGNORECASE):
+                continue
+            present += 1
+            for pattern in (rf"(?i:\b{name})\s+([A-Z][\w'-]+)", rf"([A-Z][\w'-]+)\s+(?i:{name}\b)"):
+                for neighbour in re.findall(pattern, text):
+                    if neighbour.lower() not in known and neighbour not in _NOT_NAMES:
+                        return True, False
+        return False, present == len(parts)
+
+    def _identity(self) -> str:
+        return " ".join(
+            (
+                self._pick("account_number", account_number=self.brief.account_number),
+                self._pick("name", full_name=self.brief.full_name),
+                self._factor_line(),
+            )
+        )
+
+    def _factor_line(self) -> str:
+        factor = self.brief.second_factor
+        return self._pick_from(self.persona.wording.second_factor[factor.kind], value=factor.value)
+
+    # --- the sceptic -----------------------------------------------------------------------
+
+    def _contradicted(self, heard: Heard) -> bool:
+        """Whether the agent gave a different amount for something it stated before."""
+        contradiction = False
+        if not heard.text.rstrip().endswith((".", "?", "!")):
+            return False  # a turn cut short is no ground for calling the agent inconsistent
+        since = 0
+        for mention in heard.money:
+            topic = topic_of(heard.text, mention, since)
+            since = mention.end
+            if topic is None:
+                continue
+            terms = {c.value.n for c in heard.counts}
+            key = (topic, next(iter(terms)) if len(terms) == 1 else None)
+            before = self._facts.get(key)
+            if before is not None and abs(before - mention.value) > 1 and not heard.state_change:
+                contradiction = True
+            self._facts[key] = mention.value
+        return contradiction
+
+    def _sceptic(self, heard: Heard, prefix: str) -> Utterance | None:
+        b = self.persona.behaviours
+        if not (b.asks_why_first_fact or b.demands_source_for_numbers):
+            return None
+        new_money = {m.value for m in heard.money} - self._own_money
+        new_dates = {m.value for m in heard.dates} - self._own_dates
+        if heard.source_named:
+            self._sourced |= new_money
+        if b.asks_why_first_fact and not self._asked_why and (new_money or new_dates):
+            self._asked_why = True
+            self._sourced |= new_money
+            self._defer(heard)
+            return self._utter("why", prefix=prefix)
+        unsourced = new_money - self._sourced
+        if b.demands_source_for_numbers and unsourced:
+            self._sourced |= unsourced
+            self._defer(heard)
+            return self._utter("source", prefix=prefix)
+        return None
+
+    def _defer(self, heard: Heard) -> None:
+        """Park a question the sceptic's challenge put off, to answer on the next turn."""
+        self._pending = heard if (heard.offer or heard.readback) else None
+
+    def _with_pending(self, heard: Heard) -> Heard:
+        pending, self._pending = self._pending, None
+        if pending is None or heard.is_question:
+            return heard
+        return replace(heard, offer=pending.offer, readback=pending.readback, is_question=True)
+
+    def _false_yes(self) -> bool:
+        rate = self.persona.behaviours.false_yes_rate
+        if rate and self.rng.random() < rate:
+            self._owe_take_back = True
+            return True
+        return False
+
+    # --- requests --------------------------------------------------------------------------
+
+    @property
+    def _request(self) -> CallerRequest | None:
+        if self.current < len(self.task.requests):
+            return self.task.requests[self.current]
+        return None
+
+    @property
+    def _state(self) -> _RequestState | None:
+        return self.requests[self.current] if self.current < len(self.requests) else None
+
+    def _raise(self, prefix: str, act: str = "request") -> Utterance | HangUp:
+        request, state = self._request, self._state
+        if request is None or state is None:
+            return self._hang_up("done", "goodbye", prefix=prefix)
+        state.raised = True
+        return self._utter(act, prefix=prefix, says=self._request_words(request, "says"))
+
+    def _request_words(self, request: CallerRequest, which: Literal["says", "rephrase"]) -> str:
+        own = self.persona.wording.requests.get(request.kind)
+        if own:
+            index = 0 if which == "says" else min(1, len(own) - 1)
+            return own[index].format(says=request.says, rephrase=request.rephrase)
+        return request.says if which == "says" else request.rephrase
+
+    def _close(self, outcome: HeardOutcome, prefix: str) -> Utterance | HangUp:
+        state = self._state
+        if state is None:
+            return self._hang_up("done", "goodbye", prefix=prefix)
+        state.outcome = outcome
+        self.current += 1
+        self._pending = None
+        if self._request is None:
+            return self._hang_up("done", "goodbye", prefix=prefix)
+        return self._raise(prefix, act="next_request")
+
+    def _transfer(self) -> Utterance:
+        state = self._state
+        if state is not None:
+            state.outcome = "transferred"
+        self._transfer_heard = True
+        return self._utter("transfer_ok")
+
+    def _outcome(self, heard: Heard) -> HeardOutcome | None:
+        """What this turn tells the caller about its current request, if anything."""
+        request, state = self._request, self._state
+        if request is None or state is None or heard.verify_failed:
+            return None
+        if heard.transfer and not heard.offer:
+            return "transferred"
+        kind = request.kind
+        if kind in _ACTIONS:
+            if heard.failed or (heard.refusal and not heard.offer):
+                # A decline with another card still to try is not the end of the request.
+                more_to_try = state.agreed and len(state.agreed) < len(request.consent)
+                return None if more_to_try and not state.refused_offer else "refused"
+            # After a consent, "that went through" needs no topic words to be about it.
+            about_it = bool(state.agreed) or _ACTIONS[kind].search(heard.text) is not None
+            consented = not request.consent or bool(state.agreed)
+            if heard.done and consented and about_it:
+                if kind == "due_date_extension" and not heard.dates:
+                    return None
+                return "resolved"
+            return None
+        if kind in _ANSWERS:
+            topic, needs_money = _ANSWERS[kind]
+            says_it = bool(topic.search(heard.text)) and (
+                not needs_money or bool(heard.money) or bool(_NOTHING_OWED.search(heard.text))
+            )
+            if says_it and not (heard.is_question and not (heard.money or heard.dates)):
+                return "resolved"
+        if heard.refusal and not heard.offer:
+            return "refused"
+        return None
+
+    def _question(self, heard: Heard, prefix: str, *, answered: bool) -> Utterance | None:
+        """A question after verification: a transfer offer, an offer the brief refuses,
+        consent to the request's action, a private fact, or an offer outside the brief."""
+        request, state = self._request, self._state
+        if request is None or state is None:
+            return None
+        if heard.offer and TRANSFER.search(heard.text):
+            if request.expected_outcome == "transferred":
+                self._transfer_heard = True
+                state.outcome = "transferred"
+                return self._utter("accept_offer", text=self._pick("affirm"), prefix=prefix)
+            return self._utter("decline_offer", prefix=prefix)
+        refusal = self._matching_refusal(request, heard.text)
+        if refusal is not None:
+            state.refused_offer = True
+            return self._utter("refuse", prefix=prefix, refusal=refusal)
+        pending = [k for k in range(len(request.consent)) if k not in state.agreed]
+        if pending and (heard.offer or heard.readback) and self._about_action(request, heard):
+            for k in pending:
+                if self._consent_met(request.consent[k], heard, state):
+                    state.agreed.add(k)
+                    return self._utter("agree", prefix=prefix, agree=request.consent[k].agree)
+            first = request.consent[pending[0]]
+            return self._utter("object", prefix=prefix, object_to=first.object_to)
+        if not heard.offer:
+            fact = self._private_fact(heard)
+            if fact is not None:
+                return self._utter("private_fact", prefix=prefix, say=fact[0], value=fact[1])
+            return None
+        if answered:
+            return None  # an answer with a courtesy question attached: take the answer
+        acts = request.kind in _ACTIONS or request.kind == "supervisor"
+        if acts and self._about_action(request, heard):
+            return self._utter("accept_offer", text=self._pick("affirm"), prefix=prefix)
+        if self._false_yes():
+            return self._utter("affirm", prefix=prefix)
+        return self._utter("decline_offer", prefix=prefix)
+
+    def _about_action(self, request: CallerRequest, heard: Heard) -> bool:
+        """Whether a question is about doing what this request asks (not some other offer)."""
+        if heard.money or heard.digits or heard.emails or _GO_AHEAD.search(heard.text):
+            return True
+        action = _ACTIONS.get(request.kind)
+        return action is not None and bool(action.search(heard.text))
+
+    def _matching_refusal(self, request: CallerRequest, text: str) -> str | None:
+        lower = text.lower()
+        for key, words in request.refusals.items():
+            needed = [w for w in key.lower().split("_") if w and w not in _STOP_WORDS]
+            if needed and all(any(s in lower for s in _SYNONYMS.get(w, (w[:5],))) for w in needed):
+                return words
+        return None
+
+    def _consent_met(self, consent: Consent, heard: Heard, state: _RequestState) -> bool:
+        history = state.heard
+        for key, value in consent.values.items():
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int) and _is_count_key(key):
+                continue  # the term shows in the amounts; "followed by five payments" is not 5
+            elif isinstance(value, int):
+                if value == 0:
+                    continue  # "no down payment" has no figure to hold the agent to
+                said = _said(heard.money, [h.money for h in history])
+                if not any(abs(m.value - value) <= consent.tolerance_cents for m in said):
+                    return False
+            elif "@" in value:
+                said_emails = _said(heard.emails, [h.emails for h in history])
+                if value.lower() not in {m.value.lower() for m in said_emails}:
+                    return False
+            elif _ISO_DATE.fullmatch(value):
+                said_dates = _said(heard.dates, [h.dates for h in history])
+                if date.fromisoformat(value) not in {m.value for m in said_dates}:
+                    return False
+            elif value.isdigit():
+                said_digits = _said(heard.digits, [h.digits for h in history])
+                digits = {re.sub(r"\D", "", m.value) for m in said_digits}
+                if not any(d.endswith(value) for d in digits):
+                    return False
+        return True
+
+    def _private_fact(self, heard: Heard) -> tuple[str, str] | None:
+        """The fact the agent asked about: every word of its key heard, the most specific wins."""
+        if not _QUESTION_WORDS.search(heard.text):
+            return None
+        lower = heard.text.lower()
+        best: tuple[int, str, str] | None = None
+        for fact in self.brief.private_facts:
+            words = [w for w in re.split(r"[_\W]+", fact.key.lower()) if w and w not in _STOP_WORDS]
+            heard_all = all(any(s in lower for s in _SYNONYMS.get(w, (w[:4],))) for w in words)
+            if words and heard_all and (best is None or len(words) > best[0]):
+                best = (len(words), fact.say, fact.value)
+        return None if best is None else (best[1], best[2])
+
+    # --- misunderstanding and stalls ------------------------------------------------------
+
+    def _misheard(self, prefix: str) -> Utterance:
+        self._misunderstood += 1
+        request = self._request
+        last = self._last_text or self.brief.opening_line
+        if self._misunderstood == 1 or request is None:
+            return self._utter("repeat", prefix=prefix, progress=False, last=last)
+        says = self._request_words(request, "says")
+        if self.persona.behaviours.forceful_when_misunderstood and self._misunderstood > 2:
+            return self._utter(
+                "forceful_repeat", prefix=prefix, progress=False, last=last, says=says
+            )
+        return self._utter(
+            "rephrase",
+            prefix=prefix,
+            progress=False,
+            rephrase=self._request_words(request, "rephrase"),
+            says=says,
+        )
+
+    def _nudge(self, prefix: str) -> Utterance | HangUp:
+        request = self._request
+        if request is None:
+            return self._hang_up("done", "goodbye", prefix=prefix)
+        return self._utter(
+            "nudge",
+            prefix=prefix,
+            progress=False,
+            says=self._request_words(request, "says"),
+            rephrase=self._request_words(request, "rephrase"),
+        )
+
+    def _progress(self, signature: tuple[str, int, int] | None) -> None:
+        """Count a turn towards a stall unless it moved the call on with something new.
+
+        Saying again what was said in the last few turns is no progress, so an agent
+        that leads the caller round in circles stalls the call as surely as silence.
+        """
+        if signature is not None and signature not in self._recent:
+            self._stall = 0
+        else:
+            self._stall += 1
+        self._recent.append(signature)
+
+    def _stalled(self) -> bool:
+        return self._stall >= self.stall_limit
+
+    # --- words -----------------------------------------------------------------------------
+
+    def _pick_from(self, templates: tuple[str, ...], **values: str) -> str:
+        template = (
+            templates[int(self.rng.integers(len(templates)))]
+            if len(templates) > 1
+            else (templates[0])
+        )
+        return template.format(**values)
+
+    def _pick(self, act: str, **values: str) -> str:
+        return self._pick_from(getattr(self.persona.wording, act), **values)
+
+    def _say(self, act: str, **values: str) -> str:
+        text = self._pick(act, **values)
+        self._record(act, text)
+        return text
+
+    def _utter(
+        self,
+        act: str,
+        *,
+        prefix: str = "",
+        progress: bool | None = None,
+        text: str | None = None,
+        key: str | None = None,
+        **values: str,
+    ) -> Utterance:
+        words = text if text is not None else self._pick(act, **values)
+        moved = act in _PROGRESS_ACTS if progress is None else progress
+        # What the turn did, not its wording (which varies with the seed): giving all of
+        # one's details again, however phrased, is the same move.
+        state = self._state
+        signature = (key or act, self.current, len(state.agreed) if state is not None else 0)
+        self._progress(signature if moved else None)
+        full = prefix + words
+        self._record(act, full)
+        return Utterance(full)
+
+    def _hang_up(self, reason: str, act: str | None, *, prefix: str = "") -> HangUp:
+        words = self._pick(act) if act is not None else ""
+        full = (prefix + words).strip()
+        self._record(f"hang_up:{reason}", full)
+        hang_up = HangUp(reason, full)  # type: ignore[arg-type]
+        self.ended = hang_up
+        return hang_up
+
+    def _record(self, act: str, text: str) -> None:
+        self.acts.append(CallerAct(self.turn, act, text))
+        if text:
+            self._last_text = text
+
+    def _own_values(self) -> tuple[set[int], set[date]]:
+        """Amounts and dates the caller itself knows and says: hearing them is not news."""
+        money: set[int] = set()
+        dates: set[date] = set()
+        factor = self.brief.second_factor
+        if factor.kind == "last_bill_amount":
+            money.add(_cents(factor.value))
+        for request in self.task.requests:
+            for key, value in request.details.items():
+                if isinstance(value, bool):
+                    continue
+                if isinstance(value, int) and key.endswith("cents"):
+                    money.add(value)
+                elif isinstance(value, str) and _ISO_DATE.fullmatch(value):
+                    dates.add(date.fromisoformat(value))
+        return money, dates
+
+
+def _cents(dollars: str) -> int:
+    whole, _, frac = dollars.strip().lstrip("$").partition(".")
+    return int(whole.replace(",", "")) * 100 + int((frac + "00")[:2] or 0)
+
+
+def _is_count_key(key: str) -> bool:
+    return any(part in key for part in ("install", "instal", "count", "days", "months", "term"))
+
+
+def _said(now: tuple[Mention[T], ...], earlier: list[tuple[Mention[T], ...]]) -> list[Mention[T]]:
+    """Values of one type the consent rests on: this turn's, or else the request's earlier turns.
+
+    The consent turn's own values win, so a wrong amount read back at the consent
+    question is objected to even after the right one was said earlier.
+    """
+    if now:
+        return list(now)
+    return [m for mentions in earlier for m in mentions]

@@ -1,0 +1,226 @@
+"""Recognition errors in the caller's words, and the word error rate that measures them.
+
+A caller turn is treated as a recogniser's transcript: words as written, codes
+(account numbers, postal codes, card digits) as numerals, an email as one word.
+The model works word by word:
+
+- an ordinary word is misrecognised with the condition's word error rate; the
+  error is a substitution (a similar-sounding word from ``CONFUSABLE`` where one
+  exists, a neighbouring digit inside a numeral, otherwise a one-vowel slip, the
+  way recognisers misspell names and rare words), a deletion, or an inserted
+  filler before it;
+- a code is read digit by digit, so each digit is its own word: it is dropped or
+  misheard (``DIGIT_CONFUSIONS``), which is how a correct account number turns
+  into a failed verification;
+- an email address is mangled as a whole, in the ways recognisers do it (dots
+  lost, letters slipped, the spoken form written out).
+
+``word_errors`` aligns a reference with a hypothesis (Levenshtein over the same
+tokens: code digits one by one, an email as one token) so the figures in the
+parameter file and the audio channel's measurements mean the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from vamos_env.channel.parameters import Condition
+
+# Similar-sounding words a recogniser swaps (both directions). Our own list.
+_PAIRS = (
+    ("hold", "cold"),
+    ("zip", "lip"),
+    ("bill", "bell"),
+    ("pay", "play"),
+    ("paid", "played"),
+    ("due", "do"),
+    ("four", "for"),
+    ("two", "to"),
+    ("eight", "ate"),
+    ("card", "car"),
+    ("code", "coat"),
+    ("meter", "metre"),
+    ("plan", "plane"),
+    ("month", "mouth"),
+    ("monthly", "mostly"),
+    ("balance", "ballots"),
+    ("owe", "oh"),
+    ("paperless", "paper less"),
+    ("email", "a mail"),
+    ("account", "a count"),
+    ("postal", "portal"),
+    ("name", "nine"),
+    ("last", "lost"),
+    ("yes", "yet"),
+    ("no", "now"),
+    ("right", "write"),
+    ("arrangement", "arraignment"),
+    ("extension", "attention"),
+    ("supplier", "surprise"),
+    ("cents", "sense"),
+    ("dollars", "doll hers"),
+)
+CONFUSABLE: dict[str, str] = {a: b for a, b in _PAIRS} | {b: a for a, b in _PAIRS if " " not in b}
+# Spoken digits that sound alike: five/nine share a vowel, six/seven an onset, ...
+DIGIT_CONFUSIONS: dict[str, str] = {
+    "0": "4",
+    "1": "9",
+    "2": "3",
+    "3": "2",
+    "4": "0",
+    "5": "9",
+    "6": "7",
+    "7": "6",
+    "8": "6",
+    "9": "5",
+}
+FILLERS = ("uh", "um", "the", "and", "a", "so")
+_VOWELS = "aeiou"
+
+_CODE = re.compile(r"^\d[\d-]*\d$")
+_EDGE_PUNCT = re.compile(r"^([\"'(]*)(.*?)([\"'),.;:!?]*)$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
+
+
+def _split_punct(word: str) -> tuple[str, str, str]:
+    match = _EDGE_PUNCT.match(word)
+    assert match is not None  # the pattern matches any string
+    return match.group(1), match.group(2), match.group(3)
+
+
+def is_code(core: str) -> bool:
+    """A numeral read digit by digit: three or more digits, dashes allowed, no decimal point."""
+    return bool(_CODE.match(core)) and sum(c.isdigit() for c in core) >= 3
+
+
+def tokens(text: str) -> list[str]:
+    """The words a word error rate counts: lower case, edge punctuation off, codes as digits."""
+    out: list[str] = []
+    for word in text.split():
+        _, core, _ = _split_punct(word.lower())
+        if not core:
+            continue
+        if is_code(core):
+            out.extend(c for c in core if c.isdigit())
+        else:
+            out.append(core)
+    return out
+
+
+def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(substitutions + deletions + insertions, reference words) by Levenshtein alignment."""
+    ref = tokens(reference)
+    hyp = tokens(hypothesis)
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, start=1):
+        current = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, start=1):
+            current[j] = min(
+                previous[j] + 1,  # deletion
+                current[j - 1] + 1,  # insertion
+                previous[j - 1] + (r != h),  # match or substitution
+            )
+        previous = current
+    return previous[-1], len(ref)
+
+
+def word_error_rate(pairs: Sequence[tuple[str, str]]) -> float:
+    """Pooled word error rate over (reference, hypothesis) pairs."""
+    errors = words = 0
+    for reference, hypothesis in pairs:
+        e, n = word_errors(reference, hypothesis)
+        errors += e
+        words += n
+    return errors / words if words else 0.0
+
+
+class Recogniser:
+    """Applies one condition's recognition errors to text, drawing from one generator."""
+
+    def __init__(self, condition: Condition, rng: np.random.Generator) -> None:
+        self.condition = condition
+        self.rng = rng
+
+    def transcribe(self, text: str) -> str:
+        out: list[str] = []
+        for word in text.split():
+            out.extend(self._word(word))
+        return " ".join(out)
+
+    def _word(self, word: str) -> list[str]:
+        lead, core, trail = _split_punct(word)
+        if not core:
+            return [word]
+        if _EMAIL.match(core):
+            if self.rng.random() < self.condition.email_error_rate:
+                return [lead + self._mangle_email(core) + trail]
+            return [word]
+        if is_code(core):
+            heard = self._code(core)
+            return [lead + heard + trail] if heard else ([trail] if trail else [])
+        if self.rng.random() >= self.condition.word_error_rate:
+            return [word]
+        c = self.condition
+        kind = self.rng.choice(3, p=[c.substitution, c.deletion, c.insertion])
+        if kind == 0:
+            return [lead + self._substitute(core) + trail]
+        if kind == 1:
+            return [lead + trail] if lead + trail else []
+        return [str(self.rng.choice(FILLERS)), word]
+
+    def _code(self, core: str) -> str:
+        digits: list[str] = []
+        for char in core:
+            if not char.isdigit():
+                continue
+            if self.rng.random() >= self.condition.word_error_rate:
+                digits.append(char)
+            elif self.rng.random() >= self.condition.digit_deletion:
+                digits.append(DIGIT_CONFUSIONS[char])
+        # Keep the caller's grouping where the digits still fill it (4417-90781).
+        groups = [len(g) for g in core.split("-")]
+        if len(groups) > 1 and len(digits) == sum(groups):
+            parts, at = [], 0
+            for size in groups:
+                parts.append("".join(digits[at : at + size]))
+                at += size
+            return "-".join(parts)
+        return "".join(digits)
+
+    def _substitute(self, core: str) -> str:
+        lower = core.lower()
+        if lower in CONFUSABLE:
+            swapped = CONFUSABLE[lower]
+            return swapped.capitalize() if core[:1].isupper() else swapped
+        positions = [i for i, ch in enumerate(core) if ch.isdigit()]
+        if positions:
+            i = int(self.rng.choice(positions))
+            return core[:i] + DIGIT_CONFUSIONS[core[i]] + core[i + 1 :]
+        vowels = [i for i, ch in enumerate(lower) if ch in _VOWELS]
+        if not vowels:
+            return core + "s"
+        i = int(self.rng.choice(vowels))
+        others = [v for v in _VOWELS if v != lower[i]]
+        return core[:i] + str(self.rng.choice(others)) + core[i + 1 :]
+
+    def _mangle_email(self, email: str) -> str:
+        local, domain = email.split("@", 1)
+        way = int(self.rng.integers(4))
+        if way == 0 and "." in local:  # the dot in the name is lost
+            return local.replace(".", "", 1) + "@" + domain
+        if way == 1:  # a letter of the name slips
+            return self._substitute(local) + "@" + domain
+        if way == 2:  # the top-level domain is misheard
+            stem, _, tld = domain.rpartition(".")
+            return (
+                local
+                + "@"
+                + stem
+                + "."
+                + {"com": "con", "net": "nat", "org": "ork"}.get(tld, tld + "s")
+            )
+        # The spoken form written out as one run: "dana.whitfield@..." -> "danadotwhitfield@...".
+        return local.replace(".", "dot") + "at" + domain

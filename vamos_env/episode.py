@@ -1,0 +1,185 @@
+"""One call: the turn loop shared by the Gymnasium environment and the runner.
+
+The caller opens; every agent action is a ``say``, a ``tool_call`` or an
+``end_call``. Tool calls run in the call's session against its own clone of the
+services and their results go back to the agent only. Speech goes through the
+channel to the caller (who may hear it cut short) and the caller's reply comes
+back through the channel (possibly misheard, possibly with background speech
+arriving as extra turns). The call ends when the caller hangs up, the agent ends
+it, the agent has said its closing words after a transfer, or the turn limit is
+reached (truncated). Then the grader turns (task, transcript, trace, ledgers)
+into a verdict.
+
+Everything here is deterministic given the caller's and the channel's generators
+and a deterministic agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from vamos_env.actions import ActionError, EndCall, ParsedActions, Say, ToolCallAction, parse_action
+from vamos_env.callers.base import Caller, HangUp, Utterance
+from vamos_env.channel.text import TextChannel
+from vamos_env.types import ToolCall, ToolResult, Transcript, Turn
+
+EndReason = Literal["hang_up", "end_call", "transfer", "turn_limit"]
+
+
+@dataclass
+class StepOutcome:
+    """What one agent step produced."""
+
+    observation: str
+    ended: bool = False
+    truncated: bool = False
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class Episode:
+    """The state of one call in progress."""
+
+    task_id: str
+    session: Any  # a CallSession: .call(name, arguments) -> dict, .trace, .transferred
+    caller: Caller
+    channel: TextChannel
+    max_agent_turns: int = 60
+    transcript: Transcript = field(init=False)
+    agent_turns: int = 0
+    malformed_actions: int = 0
+    end_reason: EndReason | None = None
+    _closing_due: bool = False
+    _traced: int = 0
+
+    def __post_init__(self) -> None:
+        self.transcript = Transcript(task_id=self.task_id)
+
+    # -- the caller's side -------------------------------------------------------------
+    def start(self) -> str:
+        """The caller's opening words as the agent receives them."""
+        return self._caller_speaks(self.caller.open())
+
+    def _add(self, **turn: Any) -> Turn:
+        added = Turn(index=len(self.transcript.turns), **turn)
+        self.transcript.turns.append(added)
+        return added
+
+    def _caller_speaks(self, utterance: Utterance) -> str:
+        received = self.channel.to_agent(utterance.text)
+        first = received[0] if received else ""
+        self._add(
+            speaker="caller",
+            text=utterance.text,
+            heard=None if first == utterance.text else first,
+        )
+        for extra in received[1:]:
+            self._add(speaker="caller", text=extra, spurious=True)
+        return "\n".join(text for text in received if text)
+
+    # -- the agent's side --------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        return self.end_reason is not None
+
+    def step(self, raw_action: Any) -> StepOutcome:
+        """Apply one agent action (any accepted shape). Never raises for a bad action."""
+        if self.ended:
+            raise RuntimeError("the call has ended; reset before stepping again")
+        self.agent_turns += 1
+        parsed = parse_action(raw_action)
+        if isinstance(parsed, ActionError):
+            self.malformed_actions += 1
+            outcome = StepOutcome(
+                json.dumps(
+                    {
+                        "error": f"action not understood: {parsed.message}",
+                        "received": parsed.received,
+                    }
+                ),
+                error=parsed.message,
+            )
+        else:
+            outcome = self._apply(parsed)
+        if not outcome.ended and self.agent_turns >= self.max_agent_turns:
+            self.end_reason = "turn_limit"
+            outcome.ended = True
+            outcome.truncated = True
+        return outcome
+
+    def _apply(self, parsed: ParsedActions) -> StepOutcome:
+        caller_reply: str | None = None
+        results: list[dict[str, Any]] = []
+        for action in parsed.actions:
+            if isinstance(action, EndCall):
+                self.end_reason = "end_call"
+                return StepOutcome("", ended=True, tool_results=results)
+            if isinstance(action, Say):
+                caller_reply = self._say(action.text)
+                if self.ended:
+                    return StepOutcome(caller_reply or "", ended=True, tool_results=results)
+            elif isinstance(action, ToolCallAction):
+                results.append(self._tool(action))
+        if not results:
+            return StepOutcome(caller_reply or "")
+        if caller_reply is None and len(results) == 1:
+            return StepOutcome(json.dumps(results[0]["result"]), tool_results=results)
+        payload: dict[str, Any] = {"tool_results": results}
+        if caller_reply is not None:
+            payload = {"caller": caller_reply, **payload}
+        return StepOutcome(json.dumps(payload), tool_results=results)
+
+    def _say(self, text: str) -> str:
+        heard = self.channel.to_caller(text)
+        turn = self._add(
+            speaker="agent", text=text, heard=None if heard == text else heard, cut=heard != text
+        )
+        if self._closing_due:
+            # The agent's closing words after a transfer: the caller hears them, the call ends.
+            self.end_reason = "transfer"
+            return ""
+        reply = self.caller.hear(heard)
+        if isinstance(reply, HangUp):
+            if reply.text:
+                self._add(speaker="caller", text=reply.text)
+            self.end_reason = "hang_up"
+            return reply.text
+        if reply.cut_in_after_words is not None:
+            # The caller spoke over the agent: it heard only the first words.
+            kept = " ".join(heard.split()[: reply.cut_in_after_words])
+            turn.heard, turn.cut = kept, True
+        return self._caller_speaks(reply)
+
+    def _tool(self, action: ToolCallAction) -> dict[str, Any]:
+        result = self.session.call(action.name, action.arguments)
+        entry = self.session.trace[-1] if len(self.session.trace) > self._traced else None
+        self._traced = len(self.session.trace)
+        call_id = action.call_id or (
+            entry.call_id if entry is not None else f"call_{self.agent_turns}"
+        )
+        arguments = (
+            action.arguments if isinstance(action.arguments, dict) else {"raw": action.arguments}
+        )
+        writes = [w.as_dict() for w in entry.writes] if entry is not None else []
+        self._add(
+            speaker="tool",
+            tool_call=ToolCall(call_id=call_id, name=action.name, arguments=arguments),
+            tool_result=ToolResult(
+                call_id=call_id,
+                name=action.name,
+                ok=bool(entry.ok) if entry is not None else "error" not in result,
+                result=result,
+                writes=writes,
+                verified=bool(entry.verified) if entry is not None else False,
+            ),
+        )
+        if action.name == "transfer_to_human" and getattr(self.session, "transferred", False):
+            self._closing_due = True
+        return {"tool_call_id": call_id, "name": action.name, "result": result}
+
+
+Grader = Callable[[Episode], Any]
