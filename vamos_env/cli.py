@@ -56,6 +56,12 @@ def _cmd_twins_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_play(args: argparse.Namespace) -> int:
+    from vamos_env.play import play
+
+    return play(list(args.rest))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vamos", description="vamos-env command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -72,12 +78,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8111)
     serve.set_defaults(func=_cmd_twins_serve)
 
+    play = sub.add_parser(
+        "play",
+        help="be the agent yourself in a terminal call (words, or /tool NAME {json})",
+        add_help=False,
+    )
+    play.add_argument("rest", nargs=argparse.REMAINDER)
+    play.set_defaults(func=_cmd_play)
+
     cli_tasks.register(sub)
     cli_grading.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["play"]:
+        # play has its own parser; argparse's REMAINDER would not pass "--task" through.
+        from vamos_env.play import play
+
+        return play(argv[1:])
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 
