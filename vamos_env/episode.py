@@ -161,9 +161,14 @@ class Episode:
         call_id = action.call_id or (
             entry.call_id if entry is not None else f"call_{self.agent_turns}"
         )
-        arguments = (
-            action.arguments if isinstance(action.arguments, dict) else {"raw": action.arguments}
-        )
+        # Record the arguments as the session parsed them: an OpenAI-style JSON string becomes
+        # the dict the grader reads; only unparseable text stays raw.
+        if entry is not None and isinstance(entry.arguments, dict):
+            arguments = entry.arguments
+        elif isinstance(action.arguments, dict):
+            arguments = action.arguments
+        else:
+            arguments = {"raw": action.arguments}
         writes = [w.as_dict() for w in entry.writes] if entry is not None else []
         self._add(
             speaker="tool",
