@@ -13,6 +13,25 @@ from vamos_env.agents.base import (
 )
 
 register_stack(
+    "reference",
+    "vamos_env.agents.reference:ReferenceAgent",
+    "Scripted policy-following solver: the exam's solvability proof",
+    offline=True,
+)
+for _name, _flaw in (
+    ("leaky", "discloses the balance before verification (gate)"),
+    ("eager", "acts without waiting for consent (requirements)"),
+    ("promiser", "books a promised payment; claims a declined payment went through"),
+    ("sloppy", "speaks wrong amounts (requirements)"),
+    ("naive", "handles only the first request"),
+):
+    register_stack(
+        _name,
+        f"vamos_env.agents.flawed:{_name.capitalize()}Agent",
+        f"Flawed baseline: {_flaw}",
+        offline=True,
+    )
+register_stack(
     "openai",
     "vamos_env.agents.openai_agent:OpenAIAgent",
     "OpenAI-compatible chat-completions tool-calling agent (model and base_url configurable)",

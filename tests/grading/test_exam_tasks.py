@@ -46,6 +46,8 @@ def spoken_value(check: Check, shift_cents: int = 0) -> str:
         return render.email_spoken(str(value))
     if kind == "count":
         words = " ".join(check.topic_phrases)
+        if "kwh" in words or "kilowatt" in words:
+            return f"{render.number(int(str(value)))} kilowatt-hours"
         unit = "payment" if ("payment" in words or "instal" in words) else "month"
         return render.count(int(str(value)), unit)
     return str(value)

@@ -778,6 +778,8 @@ def _cents(dollars: str) -> int:
 
 
 def _is_count_key(key: str) -> bool:
+    if key.endswith("_cents"):
+        return False  # "monthly_installment_cents" is an amount the agent must say
     return any(part in key for part in ("install", "instal", "count", "days", "months", "term"))
 
 

@@ -67,6 +67,7 @@ _UNIT_OF_WORD = {
     "instalments": "payments", "installment": "payments", "installments": "payments",
     "month": "months", "months": "months", "monthly": "months", "day": "days", "days": "days",
     "week": "weeks", "weeks": "weeks", "year": "years", "years": "years",
+    "kwh": "kwh", "kilowatt": "kwh", "kilowatts": "kwh",
 }  # fmt: skip
 
 

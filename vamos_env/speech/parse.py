@@ -82,7 +82,7 @@ from vamos_env.speech.tokens import tokenize
 from vamos_env.speech.vocabulary import DIGIT_WORDS, EMAIL_STOP_WORDS, MONTH_NUMBERS
 
 T = TypeVar("T")
-Unit = Literal["payments", "months", "days", "weeks", "years"]
+Unit = Literal["payments", "months", "days", "weeks", "years", "kwh"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +128,9 @@ _UNIT_WORDS: dict[str, Unit] = {
     "instalments": "payments", "installment": "payments", "installments": "payments",
     "month": "months", "months": "months", "day": "days", "days": "days",
     "week": "weeks", "weeks": "weeks", "year": "years", "years": "years",
+    # Energy: "920 kWh", "nine hundred twenty kilowatt-hours" (the next word, hours, is not read).
+    "kwh": "kwh", "kilowatt": "kwh", "kilowatts": "kwh", "kilowatt-hours": "kwh",
+    "kilowatt-hour": "kwh",
 }  # fmt: skip
 _COUNT_MODIFIERS = frozenset(
     {
@@ -520,7 +523,7 @@ def _unit_named(unit: str) -> Unit:
     key = unit.lower().strip()
     if key in _UNIT_WORDS:
         return _UNIT_WORDS[key]
-    raise ValueError(f"unit must be one of payments, months, days, weeks, years; got {unit!r}")
+    raise ValueError(f"unit must be one of payments, months, days, weeks, years, kwh; got {unit!r}")
 
 
 # --- dates ----------------------------------------------------------------------------------

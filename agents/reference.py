@@ -1,0 +1,1273 @@
+"""The reference agent: a scripted, policy-following solver of the Acme Energy billing line.
+
+It is the exam's solvability proof, so it plays by the rules every agent plays by.
+Its inputs are the environment's reset info (it reads only the persona, to keep its
+turns short for a caller who interrupts) and the observations: the caller's words
+and the tools' JSON results. It never reads the task, its checks or the seeded world.
+
+How a call goes:
+
+1. **Verification.** It greets, asks for the account number and the full name, then
+   for one second factor, finds them in the caller's words (spoken numbers through
+   ``vamos_env.speech.parse``, the name as the run of capitalised words), and calls
+   ``verify_caller`` once. Before that it says nothing about any account.
+2. **Requests.** Each caller turn that raises a request is read by ``understand``:
+   ordered keyword rules over the phrasings callers of every persona use. Every
+   arrangement request (a quote, a plan, one the policy refuses) is one intent: the
+   quote tool, not the agent, decides whether it is a plain quote, a refusal, a down
+   payment that needs a colleague, or the shutoff process.
+3. **Speech.** Amounts in words, dates as spoken, card digits one by one, the email
+   as read aloud (``vamos_env.speech.render``). Consent comes before every write:
+   the card's last four and the amount before a payment, the terms before an
+   arrangement, the email before paperless. A decline is said plainly, with another
+   card on file offered. Transfers are announced before ``transfer_to_human`` and
+   followed by closing words.
+
+The conversation is one generator (``_call``): it yields actions and receives
+observations, so each request reads top to bottom. The flawed baselines
+(``vamos_env.agents.flawed``) override one hook each: ``_before_factor_question``,
+``_ask_consent`` / ``_after_write``, ``_promise_to_pay`` / ``_decline_words``,
+``_money``, ``_can_take_another``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Literal, TypeVar
+
+from vamos_env.clock import TODAY
+from vamos_env.speech import (
+    find_counts,
+    find_dates,
+    find_digit_strings,
+    find_money,
+    render,
+)
+
+Action = dict[str, Any]
+T = TypeVar("T")
+Script = Generator[Action, str, T]
+
+GREETING = "Thank you for calling Acme Energy, this is Rory."
+CLOSING = "Thank you for calling Acme Energy. A colleague will be with you in a moment."
+MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august",
+    "september", "october", "november", "december",
+)  # fmt: skip
+
+Intent = Literal[
+    "supervisor",
+    "protections",
+    "promise_to_pay",
+    "record_payment",
+    "arrangement_status",
+    "arrangement",
+    "due_date_extension",
+    "paperless_status",
+    "disable_paperless",
+    "enable_paperless",
+    "supplier",
+    "compare_bills",
+    "explain_bill",
+    "payment_history",
+    "pay_bill",
+    "balance",
+]
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.IGNORECASE)
+
+
+# --- what the caller asks for ----------------------------------------------------------------
+
+# Ordered: the first rule that matches names the request. The order settles overlaps
+# ("more days to pay my bill" is an extension, not a payment; "pay off my past-due
+# balance over six months" is an arrangement, not a balance question).
+_RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
+    ("supervisor", _rx(r"supervisor", r"manager", r"speak (to|with) (a|someone|a real) \w+")),
+    ("protections", _rx(r"protect\w*", r"medical", r"certificate", r"winter")),
+    (
+        "promise_to_pay",
+        _rx(
+            r"i'?ll pay",
+            r"i will pay",
+            r"until next week",
+            r"put down that",
+            r"note (on|that)",
+            r"promise\w*",
+            r"haven'?t paid",
+            r"can'?t pay",
+        ),
+    ),
+    (
+        "record_payment",
+        _rx(
+            r"made a payment",
+            r"already paid",
+            r"i (have )?paid",
+            r"i'?ve paid",
+            r"paid (this|last) month'?s",
+            r"put it on (the|my) account",
+            r"make sure it'?s on",
+        ),
+    ),
+    (
+        "arrangement_status",
+        _rx(
+            r"where do i stand",
+            r"up to date on",
+            r"how much is left",
+            r"next (payment|instal+ment) (is )?due",
+            r"status of my (payment )?(plan|arrangement)",
+        ),
+    ),
+    (
+        "arrangement",
+        _rx(
+            r"arrangement",
+            r"payment plan",
+            r"plan",
+            r"instal+ments?",
+            r"spread\w*",
+            r"monthly payments",
+            r"over (\w+[- ])?\w+ months",
+        ),
+    ),
+    (
+        "due_date_extension",
+        _rx(r"more days", r"more time", r"extension", r"extend", r"due date", r"moved? back"),
+    ),
+    (
+        "paperless_status",
+        _rx(r"am i on paperless", r"do (my )?bills come", r"still mail", r"how do my bills"),
+    ),
+    (
+        "disable_paperless",
+        _rx(
+            r"turn off paperless",
+            r"paper bills",
+            r"in the mail again",
+            r"mailed to me",
+            r"stop (the )?paperless",
+            r"off paperless",
+        ),
+    ),
+    (
+        "enable_paperless",
+        _rx(
+            r"paperless",
+            r"stop mailing",
+            r"e-?mail them",
+            r"e-?mail(ed)? instead",
+            r"go paperless",
+        ),
+    ),
+    (
+        "supplier",
+        _rx(r"supplier", r"supplies", r"supply", r"who \w+ (my )?electricity", r"another company"),
+    ),
+    (
+        "compare_bills",
+        _rx(
+            r"go(ne)? up",
+            r"went up",
+            r"higher",
+            r"compared?",
+            r"what changed",
+            r"increase\w*",
+            r"bigger",
+        ),
+    ),
+    (
+        "explain_bill",
+        _rx(r"walk me through", r"explain", r"charges", r"paying for", r"break ?down"),
+    ),
+    (
+        "payment_history",
+        _rx(
+            r"last payment",
+            r"payment history",
+            r"last paid",
+            r"when did i (last )?pay",
+            r"paid last",
+        ),
+    ),
+    ("pay_bill", _rx(r"pay\b.{0,40}\bbill", r"pay (it|off|now|today)")),
+    ("balance", _rx(r"owe", r"balance", r"past[- ]due", r"behind", r"late")),
+)
+_QUOTE_ONLY = _rx(
+    r"just want(ed)? (the|to know the) numbers",
+    r"not signing up",
+    r"what would (the payments|i pay)",
+    r"just (a )?quote",
+    r"for now",
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the agent understood it from the caller's words."""
+
+    intent: Intent
+    text: str
+    months: tuple[int, ...] = ()  # month numbers named, in the order said
+    installments: int | None = None  # a term asked for ("over six months")
+    days: int | None = None  # days asked for ("ten more days")
+    quote_only: bool = False  # the caller wants the numbers, not a plan
+
+
+def understand(text: str) -> Request | None:
+    """The request in a caller's turn, or None when no rule recognises one."""
+    clean = text.replace("\u2019", "'")
+    intent = next((name for name, pattern in _RULES if pattern.search(clean)), None)
+    if intent is None:
+        return None
+    months = tuple(
+        MONTHS.index(m.group(0).lower()) + 1
+        for m in re.finditer(r"\b(?:" + "|".join(MONTHS) + r")\b", clean, re.IGNORECASE)
+    )
+    counts = find_counts(clean)
+    term = next((c.value.n for c in counts if c.value.unit in ("months", "payments")), None)
+    days = next((c.value.n for c in counts if c.value.unit == "days"), None)
+    return Request(
+        intent=intent,
+        text=clean,
+        months=months,
+        installments=term,
+        days=days,
+        quote_only=bool(_QUOTE_ONLY.search(clean)),
+    )
+
+
+# --- what a reply means ---------------------------------------------------------------------
+
+_YES = _rx(
+    r"yes", r"yeah", r"yep", r"sure", r"okay", r"ok", r"please do", r"go ahead", r"that works",
+    r"sounds good", r"correct", r"that'?s right", r"fine", r"do it", r"set it up",
+)  # fmt: skip
+_NO = re.compile(
+    r"^\W*(?:no|nope|not|hold on|hang on|wait|don'?t|that'?s not|sorry,? no)\b", re.IGNORECASE
+)
+_OBJECTION = _rx(r"not right", r"not my", r"wrong", r"exactly", r"check it", r"what would")
+_CHALLENGE = re.compile(
+    r"^\W*(?:why\b|where(?:'s| does| is| did)\b|says who\b|source\b|how do you know\b)",
+    re.IGNORECASE,
+)
+_INTERRUPTION = _rx(r"keep it short", r"get to the point", r"short version", r"stop")
+_NAME_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "di", "da", "del", "della", "la", "le", "du", "bin", "al"}
+)
+# Capitalised words that start a sentence or name a thing rather than a person.
+_NOT_NAMES = frozenset(
+    {
+        "a", "again", "and", "account", "bill", "but", "card", "code", "fine", "hello", "hi",
+        "i", "i'd", "i'm", "it", "it's", "its", "last", "let", "me", "mine", "my", "name",
+        "name's", "no", "number", "okay", "please", "postal", "sorry", "sure", "that",
+        "that's", "the", "thanks", "thank", "this", "use", "yeah", "yes", "you", "zip",
+        "zip's", "mr", "mrs", "ms", "dr", "acme", "energy",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019\-]*[.,;:!?]?")
+
+
+def reply_kind(text: str) -> Literal["yes", "no", "other"]:
+    """A reply to a yes/no question: agreement, refusal or objection, or something else."""
+    if _NO.search(text):
+        return "no"
+    if _YES.search(text):
+        return "yes"
+    return "other"
+
+
+def is_challenge(text: str) -> bool:
+    """A short demand for a reason or a source ("Why?", "Where's that number from?")."""
+    return bool(_CHALLENGE.search(text)) and len(text.split()) <= 10
+
+
+def is_interruption(text: str) -> bool:
+    return bool(_INTERRUPTION.search(text)) and len(text.split()) <= 8
+
+
+def find_name(text: str) -> str | None:
+    """The longest run of capitalised words (with particles such as "van der") in ``text``."""
+    best: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        nonlocal best, run
+        while run and run[-1].lower() in _NAME_PARTICLES:
+            run.pop()
+        if len(run) > len(best):
+            best = run
+        run = []
+
+    for match in _WORD.finditer(text.replace("\u2019", "'")):
+        token = match.group(0)
+        word = token.rstrip(".,;:!?")
+        ends = token != word
+        capital = word[:1].isupper() and word.lower() not in _NOT_NAMES
+        if capital or (run and word.lower() in _NAME_PARTICLES):
+            run.append(word)
+        else:
+            close()
+        if ends:
+            close()
+    close()
+    return " ".join(best) if len(best) >= 2 else None
+
+
+@dataclass
+class Identity:
+    """What the caller has told the agent to verify with."""
+
+    account_number: str | None = None
+    name: str | None = None
+    second_factor: str | None = None
+
+    def hear_number_and_name(self, text: str) -> None:
+        for mention in find_digit_strings(text):
+            digits = re.sub(r"\D", "", mention.value)
+            if len(digits) == 9:
+                self.account_number = f"{digits[:4]}-{digits[4:]}"
+        name = find_name(text)
+        if name is not None:
+            self.name = name
+
+    def hear_factor(self, text: str) -> None:
+        amounts = [m.value for m in find_money(text)]
+        if amounts:
+            self.second_factor = f"{amounts[0] // 100}.{amounts[0] % 100:02d}"
+            return
+        own = re.sub(r"\D", "", self.account_number or "")
+        for mention in find_digit_strings(text):
+            digits = re.sub(r"\D", "", mention.value)
+            if digits != own and len(digits) in (4, 5):
+                self.second_factor = digits
+                return
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.account_number, self.name, self.second_factor)
+
+
+# --- the agent -------------------------------------------------------------------------------
+
+# Tools that only read (verify_caller too: a service error there is not an attempt).
+_READS = frozenset(
+    {
+        "verify_caller", "get_account", "list_bills", "get_bill", "explain_bill",
+        "compare_bills", "get_payment_history", "quote_payment_arrangement",
+        "get_payment_arrangement", "get_supplier_info",
+    }
+)  # fmt: skip
+READ_ATTEMPTS = 3
+# A tool error that may pass on a second try (a service hiccup, not a refusal).
+_TRANSIENT = re.compile(
+    r"try again|timed? ?out|unavailable|failed unexpectedly|could not complete|\b5\d\d\b",
+    re.IGNORECASE,
+)
+
+
+class _Unavailable(Exception):
+    """A read kept failing: the agent must not answer from a guess."""
+
+
+@dataclass
+class _Call:
+    """What the agent keeps about the call in progress."""
+
+    identity: Identity = field(default_factory=Identity)
+    verified: bool = False
+    topic: Intent | None = None  # the request being served
+    concise: bool = False  # every turn at most 20 words, amounts said the quick way
+
+
+class ReferenceAgent:
+    """The scripted solver (see the module docstring). Deterministic; no randomness."""
+
+    name = "reference"
+
+    def __init__(self) -> None:
+        self._script: Script[None] | None = None
+        self._state = _Call()
+
+    # --- the agent protocol ------------------------------------------------------------------
+
+    def reset(self, info: Mapping[str, Any]) -> None:
+        persona = str(info.get("persona") or "")
+        # A caller who cuts long turns short gets the concise register from the start.
+        self._state = _Call(concise=persona.startswith("sceptic"))
+        self._script = None
+
+    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
+        try:
+            if self._script is None:
+                self._script = self._call()
+                return next(self._script)
+            return self._script.send(observation)
+        except StopIteration:
+            return {"type": "end_call"}
+
+    # --- speaking and tools ------------------------------------------------------------------
+
+    @property
+    def concise(self) -> bool:
+        return self._state.concise
+
+    def _either(self, full: str, short: str) -> str:
+        """The words for this caller: ``short`` in the concise register (at most 20 words)."""
+        return short if self.concise else full
+
+    def _tool(self, name: str, **arguments: Any) -> Script[dict[str, Any]]:
+        """Call a tool. A read that fails is tried again; one that keeps failing is reported.
+
+        Writes are never repeated: a payment that timed out may still have gone through.
+        """
+        attempts = READ_ATTEMPTS if name in _READS else 1
+        result: dict[str, Any] = {}
+        for _ in range(attempts):
+            raw = yield {"type": "tool_call", "name": name, "arguments": arguments}
+            try:
+                parsed = json.loads(raw)
+            except (TypeError, ValueError):
+                parsed = {"error": str(raw)}
+            result = parsed if isinstance(parsed, dict) else {"error": str(parsed)}
+            if not _TRANSIENT.search(str(result.get("error", ""))):
+                return result
+        if name in _READS:
+            raise _Unavailable(name)
+        return result
+
+    def _say(self, text: str) -> Script[str]:
+        """Say ``text``; answer an interruption or a demand for a source; return the reply."""
+        reply = yield {"type": "say", "text": text}
+        for _ in range(3):
+            if is_interruption(reply):
+                # The caller heard the start: say the rest, and keep every turn short now.
+                self._state.concise = True
+                reply = yield {"type": "say", "text": _last_sentences(text)}
+            elif is_challenge(reply):
+                reply = yield {"type": "say", "text": self._source()}
+            else:
+                break
+        return reply
+
+    def _source(self) -> str:
+        """Where the figures come from, naming what is on the table (a pending offer stays open)."""
+        return {
+            "pay_bill": "That's the payment amount on your bill, from our billing system.",
+            "arrangement": "Those are the arrangement figures from your account.",
+            "enable_paperless": "That's the email on file for paperless billing.",
+        }.get(self._state.topic or "", "That comes from your account records.")
+
+    def _money(self, cents: int, *, careful: bool = False) -> str:
+        """An amount in words (``careful``: read again after the caller objected to a figure)."""
+        return render.money(cents, style="short" if self.concise else "words")
+
+    def _date(self, iso: str | date) -> str:
+        day = date.fromisoformat(iso) if isinstance(iso, str) else iso
+        return render.date_spoken(day, with_year=day.year != TODAY.year)
+
+    @staticmethod
+    def _digits(code: str) -> str:
+        return render.characters(code)
+
+    # --- the call ----------------------------------------------------------------------------
+
+    def _call(self) -> Script[None]:
+        # The opening is not needed: once verified, the caller says its request again.
+        try:
+            reply = yield from self._verify()
+        except _Unavailable:
+            yield from self._transfer(
+                "I'm sorry, I can't check your details right now, so I'll transfer you to a "
+                "colleague.",
+                "verification service not answering",
+            )
+            return
+        if not self._state.verified:
+            return
+        handled = 0
+        misunderstood = 0
+        while True:
+            request = understand(reply)
+            if request is None:
+                misunderstood += 1
+                if misunderstood > 2:
+                    yield from self._transfer(
+                        "I'm sorry, I'm not able to help with that here, so I'll transfer you "
+                        "to a colleague.",
+                        "request the agent could not identify",
+                    )
+                    return
+                reply = yield from self._say("Sorry, I didn't catch that. What can I help with?")
+                continue
+            misunderstood = 0
+            if handled and not self._can_take_another(handled):
+                yield {"type": "say", "text": "Thank you for calling Acme Energy. Goodbye."}
+                return
+            handled += 1
+            self._state.topic = request.intent
+            reply = yield from self._serve(request)
+
+    def _can_take_another(self, handled: int) -> bool:
+        """Whether to take up another request after ``handled`` (the naive baseline stops)."""
+        return True
+
+    def _serve(self, request: Request) -> Script[str]:
+        handlers: dict[Intent, Callable[[Request], Script[str]]] = {
+            "supervisor": self._supervisor,
+            "protections": self._protections,
+            "promise_to_pay": self._promise_to_pay,
+            "record_payment": self._record_payment,
+            "arrangement_status": self._arrangement_status,
+            "arrangement": self._arrangement,
+            "due_date_extension": self._due_date_extension,
+            "paperless_status": self._paperless_status,
+            "disable_paperless": self._disable_paperless,
+            "enable_paperless": self._enable_paperless,
+            "supplier": self._supplier,
+            "compare_bills": self._compare_bills,
+            "explain_bill": self._explain_bill,
+            "payment_history": self._payment_history,
+            "pay_bill": self._pay_bill,
+            "balance": self._balance,
+        }
+        try:
+            return (yield from handlers[request.intent](request))
+        except _Unavailable:
+            # Never fill a failed read with a guess: say so and let the caller go on.
+            return (
+                yield from self._say(
+                    "I'm sorry, our system isn't answering right now, so I can't check that. "
+                    "Please try again later."
+                )
+            )
+
+    # --- verification -------------------------------------------------------------------------
+
+    def _verify(self) -> Script[str]:
+        """Ask for the three answers, check them once with verify_caller; the caller's next words.
+
+        Nothing about any account is said before verification succeeds.
+        """
+        identity = self._state.identity
+        reply = yield from self._say(
+            f"{GREETING} I can help. First, your account number and full name, please?"
+        )
+        for _ in range(3):
+            identity.hear_number_and_name(reply)
+            if identity.account_number and identity.name:
+                break
+            missing = "account number" if not identity.account_number else "full name"
+            reply = yield from self._say(f"Sorry, could you give me your {missing}?")
+        prefix = yield from self._before_factor_question()
+        reply = yield from self._say(
+            f"{prefix}Thanks. And one of: last four of a card on file, your postal code, or "
+            "last bill amount?"
+        )
+        identity.hear_factor(reply)
+        for _ in range(3):
+            if not identity.complete:
+                reply = yield from self._say(
+                    "Sorry, I need the account number, the full name and one of those details."
+                )
+                identity.hear_number_and_name(reply)
+                identity.hear_factor(reply)
+                continue
+            result = yield from self._tool(
+                "verify_caller",
+                account_number=identity.account_number,
+                name_on_account=identity.name,
+                second_factor=identity.second_factor,
+            )
+            status = result.get("status")
+            if status == "verified":
+                self._state.verified = True
+                return (yield from self._say("Thank you, you're verified."))
+            if status == "locked_out":
+                break
+            reply = yield from self._say(
+                "I'm sorry, I couldn't verify those details. Could you give me the account "
+                "number, the full name and one second factor again?"
+            )
+            identity.hear_number_and_name(reply)
+            identity.hear_factor(reply)
+        yield from self._transfer(
+            "I'm sorry, I can't verify the account on this call, so I'll transfer you to a "
+            "colleague who can help.",
+            "verification locked after three failed attempts",
+        )
+        return ""
+
+    def _before_factor_question(self) -> Script[str]:
+        """Words said before asking for the second factor (the leaky baseline talks here)."""
+        return ""
+        yield  # a generator, so that an override may call tools
+
+    # --- shared steps -------------------------------------------------------------------------
+
+    def _transfer(self, announcement: str, reason: str) -> Script[str]:
+        """Tell the caller, hand the call over, then say the closing words."""
+        yield from self._say(announcement)
+        yield from self._tool("transfer_to_human", reason=reason)
+        yield {"type": "say", "text": CLOSING}
+        return ""
+
+    def _ask_consent(self, question: str, statement: str) -> Script[tuple[bool, str]]:
+        """Ask a yes/no question that states the terms; (agreed, the caller's reply).
+
+        ``statement`` is the same terms said as what is about to happen; the reference
+        agent never uses it (the eager baseline acts on it instead of asking).
+        """
+        reply = yield from self._say(question)
+        return reply_kind(reply) == "yes", reply
+
+    def _after_write(self, terms: str) -> Script[None]:
+        """Between a write and its report (the eager baseline asks for agreement here)."""
+        return
+        yield
+
+    def _consent(self, compose: Callable[[bool], tuple[str, str]]) -> Script[tuple[bool, str]]:
+        """Ask for consent; after an objection to the figures, read them back carefully once.
+
+        ``compose(careful)`` gives (question, statement).
+        """
+        question, statement = compose(False)
+        agreed, reply = yield from self._ask_consent(question, statement)
+        if not agreed and reply_kind(reply) == "no" and _OBJECTION.search(reply):
+            question, statement = compose(True)
+            agreed, reply = yield from self._ask_consent(question, statement)
+        return agreed, reply
+
+    def _declined_offer(self, reply: str, words: str) -> Script[str]:
+        """The caller turned an offer down: confirm nothing changed, unless it moved on."""
+        if reply_kind(reply) != "no" and understand(reply) is not None:
+            return reply  # it went straight on to its next request
+        return (yield from self._say(f"No problem. {words}"))
+
+    def _sorry(self, result: Mapping[str, Any]) -> Script[str]:
+        """A tool refused in a way the agent had not planned for: say so plainly."""
+        words = str(result.get("say") or "I couldn't complete that in our system.")
+        return (yield from self._say(f"I'm sorry. {_spoken(words)}"))
+
+    def _bills(self) -> Script[list[dict[str, Any]]]:
+        listing = yield from self._tool("list_bills")
+        bills = listing.get("bills")
+        return [b for b in bills if isinstance(b, dict)] if isinstance(bills, list) else []
+
+    @staticmethod
+    def _bill_in(bills: list[dict[str, Any]], month: int | None) -> dict[str, Any] | None:
+        """The newest bill dated in ``month`` (the newest bill when no month was named)."""
+        if month is None:
+            return bills[0] if bills else None
+        for bill in bills:
+            if str(bill.get("bill_date", ""))[5:7] == f"{month:02d}":
+                return bill
+        return None
+
+    @staticmethod
+    def _month_of(bill: Mapping[str, Any]) -> str:
+        month = int(str(bill.get("bill_date") or "2026-01")[5:7])
+        return MONTHS[month - 1].capitalize()
+
+    # --- informational requests ---------------------------------------------------------------
+
+    def _balance(self, request: Request) -> Script[str]:
+        account = yield from self._tool("get_account")
+        past_due = int(account.get("past_due_cents") or 0)
+        open_balance = int(account.get("open_balance_cents") or 0)
+        if past_due:
+            words = self._either(
+                f"Your account shows {self._money(past_due)} past due.",
+                f"Past due: {self._money(past_due)}.",
+            )
+            if open_balance != past_due:
+                words += self._either(
+                    f" Your total open balance is {self._money(open_balance)}.",
+                    f" Open balance: {self._money(open_balance)}.",
+                )
+        elif open_balance:
+            words = self._either(
+                f"Nothing is past due. Your open balance is {self._money(open_balance)}, "
+                "not yet due.",
+                f"Nothing is past due. Open balance: {self._money(open_balance)}.",
+            )
+        else:
+            words = "You have no balance: every bill is paid in full."
+        if account.get("arrangement_active"):
+            # A paid-up bill balance does not make the arrangement current: read it.
+            plan = yield from self._tool("get_payment_arrangement")
+            overdue = [i for i in plan.get("installments") or [] if i.get("overdue")]
+            if overdue:
+                cents = self._money(int(overdue[0]["outstanding_cents"]))
+                words += self._either(
+                    f" Your payment arrangement has an overdue instalment of {cents}, due "
+                    f"{self._date(overdue[0]['due_date'])}.",
+                    f" Overdue arrangement instalment: {cents}.",
+                )
+        return (yield from self._say(words))
+
+    def _explain_bill(self, request: Request) -> Script[str]:
+        bills = yield from self._bills()
+        bill = self._bill_in(bills, request.months[0] if request.months else None)
+        if bill is None:
+            return (yield from self._say("I can't find a bill for that month on your account."))
+        explained = yield from self._tool("explain_bill", bill_id=bill["bill_id"])
+        if "error" in explained:
+            return (yield from self._sorry(explained))
+        detail = yield from self._tool("get_bill", bill_id=bill["bill_id"])
+        total = self._money(int(explained.get("total_cents") or 0))
+        kwh = render.number(int(explained.get("total_kwh") or 0))
+        words = self._either(
+            f"Your {self._month_of(bill)} bill totals {total}. It covers {kwh} kilowatt-hours, "
+            "billed for supply and delivery, plus the fixed customer charge and tax.",
+            f"Your {self._month_of(bill)} bill totals {total}, for {kwh} kilowatt-hours.",
+        )
+        if any(line.get("read_type") == "estimated" for line in detail.get("lines") or []):
+            words += " The meter reading was estimated."
+        return (yield from self._say(words))
+
+    def _compare_bills(self, request: Request) -> Script[str]:
+        bills = yield from self._bills()
+        newer = self._bill_in(bills, request.months[0] if request.months else None)
+        older: dict[str, Any] | None = None
+        if len(request.months) > 1:
+            older = self._bill_in(bills, request.months[1])
+        elif newer is not None and bills.index(newer) + 1 < len(bills):
+            older = bills[bills.index(newer) + 1]
+        if newer is None or older is None:
+            return (yield from self._say("I can't find both of those bills on your account."))
+        compared = yield from self._tool(
+            "compare_bills", bill_id=newer["bill_id"], compare_to_bill_id=older["bill_id"]
+        )
+        if "error" in compared:
+            return (yield from self._sorry(compared))
+        difference = int(compared.get("difference_cents") or 0)
+        sign = 1 if difference >= 0 else -1
+        parts = [p for p in compared.get("parts") or [] if isinstance(p, dict)]
+        main = max(parts, key=lambda p: sign * int(p.get("cents") or 0)) if parts else {}
+        reason = _REASONS.get(str(main.get("component")), "usage")
+        words = self._either(
+            f"Your {self._month_of(newer)} bill is {self._money(abs(difference))} "
+            f"{'more' if sign > 0 else 'less'} than the {self._month_of(older)} one, mainly "
+            f"because of {reason[0]}.",
+            f"The {self._month_of(newer)} bill is {self._money(abs(difference))} "
+            f"{'more' if sign > 0 else 'less'}, mainly {reason[1]}.",
+        )
+        return (yield from self._say(words))
+
+    def _payment_history(self, request: Request) -> Script[str]:
+        history = yield from self._tool("get_payment_history")
+        paid = [
+            b
+            for b in history.get("paid_bills") or []
+            if b.get("paid_on") and not b.get("moved_to_arrangement")
+        ]
+        if not paid:
+            return (yield from self._say("I don't see any bill payments on your account yet."))
+        last = max(paid, key=lambda b: (str(b["paid_on"]), str(b.get("number") or "")))
+        cents = int(last.get("amount_paid_cents") or last.get("total_cents") or 0)
+        paid_on = self._date(last["paid_on"])
+        return (
+            yield from self._say(f"Your last payment was {self._money(cents)}, paid on {paid_on}.")
+        )
+
+    def _supplier(self, request: Request) -> Script[str]:
+        info = yield from self._tool("get_supplier_info")
+        supplier = str(info.get("supplier") or "unknown")
+        # The rate is said as written: a price per kWh with fractions of a cent, not money.
+        rate = info.get("latest_supply_rate_cents_per_kwh")
+        if self.concise:
+            words = f"Your supply comes from {supplier}"
+            words += f", at {rate} cents per kilowatt-hour on your latest bill." if rate else "."
+            return (yield from self._say(words))
+        if info.get("supplier_type") == "retail_choice":
+            words = (
+                f"Your electricity supply comes from {supplier}, a retail supplier you chose; "
+                "Acme Energy delivers it."
+            )
+        else:
+            words = f"Your electricity supply is {supplier}, from Acme Energy."
+        if rate:
+            words += f" Your latest bill charged supply at {rate} cents per kilowatt-hour."
+        return (yield from self._say(words))
+
+    def _paperless_status(self, request: Request) -> Script[str]:
+        account = yield from self._tool("get_account")
+        if account.get("paperless"):
+            return (yield from self._say("Paperless billing is on: your bills come by email."))
+        return (yield from self._say("Paperless billing is off: your bills come by mail."))
+
+    # --- paperless changes ----------------------------------------------------------------------
+
+    def _enable_paperless(self, request: Request) -> Script[str]:
+        account = yield from self._tool("get_account")
+        if account.get("paperless"):
+            return (yield from self._say("Paperless billing is already on for your account."))
+        email = render.email_spoken(str(account.get("email") or ""))
+        agreed, reply = yield from self._consent(
+            lambda careful: (
+                f"Shall I send paperless bills to {email}?",
+                f"I'm sending your bills to {email} from now on.",
+            )
+        )
+        if not agreed:
+            return (yield from self._declined_offer(reply, "I've left your billing as it is."))
+        result = yield from self._tool("set_paperless_billing", enabled=True)
+        if "error" in result:
+            return (yield from self._sorry(result))
+        yield from self._after_write(f"That's paperless billing to {email}.")
+        return (yield from self._say("Done. Paperless billing is now on."))
+
+    def _disable_paperless(self, request: Request) -> Script[str]:
+        result = yield from self._tool("set_paperless_billing", enabled=False)
+        if "error" in result:
+            return (yield from self._sorry(result))
+        if result.get("changed") is False:
+            return (yield from self._say("Paperless billing was already off; bills come by mail."))
+        return (
+            yield from self._say(
+                "Done. Paperless billing is now off, and your bills will come by mail."
+            )
+        )
+
+    # --- payments -----------------------------------------------------------------------------
+
+    def _pay_bill(self, request: Request) -> Script[str]:
+        bills = yield from self._bills()
+        month = request.months[0] if request.months else None
+        if month is None:  # no month named: the oldest bill still open
+            open_bills = [b for b in bills if int(b.get("amount_remaining_cents") or 0) > 0]
+            bill = open_bills[-1] if open_bills else None
+        else:
+            bill = self._bill_in(bills, month)
+        if bill is None:
+            return (yield from self._say("I can't find an open bill for that on your account."))
+        amount = int(bill.get("amount_remaining_cents") or 0)
+        if amount <= 0:
+            return (yield from self._say(f"Your {self._month_of(bill)} bill is already paid."))
+        account = yield from self._tool("get_account")
+        cards = [c for c in account.get("cards") or [] if isinstance(c, dict)]
+        if not cards:
+            return (yield from self._say("There's no card on file, so I can't take a payment."))
+        card: dict[str, Any] | None = cards[0]
+        reply = ""
+        if len(cards) > 1:
+            card, reply = yield from self._pick_card(
+                cards, "Which card on file would you like to use?"
+            )
+        declined_words = ""
+        tried: list[str] = []
+        while card is not None:
+            last4 = self._digits(str(card.get("last4")))
+            if declined_words and self.concise:
+                # A decline and the next card's read-back do not fit in one short turn.
+                yield from self._say(declined_words)
+                declined_words = ""
+            agreed, reply = yield from self._consent(
+                _charge_words(self._money, amount, last4, declined_words)
+            )
+            if not agreed:
+                return (yield from self._declined_offer(reply, "Nothing has been charged."))
+            result = yield from self._tool(
+                "make_payment",
+                bill_id=bill["bill_id"],
+                payment_method_id=card["payment_method_id"],
+                amount_cents=amount,
+            )
+            yield from self._after_write(
+                f"That was {self._money(amount)} on the card ending {last4}."
+            )
+            if result.get("paid"):
+                return (
+                    yield from self._say(
+                        self._either(
+                            f"Done. Your payment of {self._money(amount)} on the card ending "
+                            f"{last4} went through, and the bill is paid.",
+                            "Done. Your payment went through, and the bill is paid.",
+                        )
+                    )
+                )
+            if "declined" not in str(result.get("error", "")):
+                return (yield from self._sorry(result))
+            tried.append(str(card.get("payment_method_id")))
+            others = [c for c in cards if str(c.get("payment_method_id")) not in tried]
+            declined_words = self._decline_words(last4)
+            if not others:
+                return (
+                    yield from self._say(f"{declined_words} There's no other card on file to try.")
+                )
+            card = others[0]
+            if len(others) > 1:
+                card, reply = yield from self._pick_card(
+                    others, f"{declined_words} Which other card on file would you like to use?"
+                )
+                declined_words = ""
+        return reply
+
+    def _decline_words(self, last4: str) -> str:
+        """What the agent says after a decline (the promiser claims success here)."""
+        return f"I'm sorry, the card ending {last4} was declined, so the bill was not paid."
+
+    def _pick_card(
+        self, cards: list[dict[str, Any]], question: str
+    ) -> Script[tuple[dict[str, Any] | None, str]]:
+        """Ask which card; the caller names it by its last four."""
+        reply = yield from self._say(question)
+        for attempt in range(2):
+            said = {re.sub(r"\D", "", m.value)[-4:] for m in find_digit_strings(reply)}
+            for card in cards:
+                if str(card.get("last4")) in said:
+                    return card, reply
+            if attempt == 0:
+                endings = " or ".join(self._digits(str(c.get("last4"))) for c in cards)
+                reply = yield from self._say(f"I have cards ending {endings}. Which one?")
+        return None, reply
+
+    # --- payment arrangements ---------------------------------------------------------------
+
+    def _arrangement(self, request: Request) -> Script[str]:
+        """Any arrangement request: the quote decides (a quote, a refusal, a down payment, or
+        the shutoff process)."""
+        account = yield from self._tool("get_account")
+        term = request.installments or int(account.get("max_installments") or 6)
+        quote = yield from self._tool("quote_payment_arrangement", installments=term)
+        kind = quote.get("kind")
+        if kind == "quote":
+            return (yield from self._offer_arrangement(request, quote))
+        if kind == "quote_then_transfer":
+            return (yield from self._down_payment(quote))
+        if kind == "transfer":
+            return (
+                yield from self._transfer(
+                    "Your account is in the shutoff process, so a colleague handles any "
+                    "arrangement. I'll transfer you now.",
+                    "shutoff process: caller wants a payment arrangement",
+                )
+            )
+        if quote.get("reason") == "below_minimum":
+            past_due = int(quote.get("past_due_cents") or 0)
+            owed = (
+                f"you have {self._money(past_due)} past due"
+                if past_due
+                else "nothing on your account is past due"
+            )
+            words = (
+                f"Unfortunately an arrangement needs at least {self._money(5000)} past due; {owed}."
+            )
+        elif quote.get("reason") == "arrangement_active":
+            words = (
+                "Unfortunately you already have an active payment arrangement, and only one "
+                "can be open at a time."
+            )
+        else:
+            words = f"Unfortunately I can't set that up. {_spoken(str(quote.get('say') or ''))}"
+        return (yield from self._say(words.strip()))
+
+    def _instalments(self, quote: Mapping[str, Any], *, careful: bool = False) -> str:
+        first = int(quote.get("first_installment_cents") or 0)
+        monthly = int(quote.get("monthly_installment_cents") or 0)
+        if first != monthly:
+            return (
+                f"first instalment {self._money(first, careful=careful)}, then "
+                f"{self._money(monthly, careful=careful)} a month"
+            )
+        return f"{self._money(monthly, careful=careful)} a month"
+
+    def _offer_arrangement(self, request: Request, quote: Mapping[str, Any]) -> Script[str]:
+        term = int(quote.get("installments") or 0)
+        due = self._date(str(quote.get("first_due_date")))
+
+        def terms(careful: bool) -> str:
+            return (
+                f"No down payment: {self._instalments(quote, careful=careful)}. The first payment "
+                f"is due {due}."
+            )
+
+        if request.quote_only:
+            # Numbers only: say them and offer nothing (the caller said it is not signing up).
+            return (yield from self._say(terms(False)))
+        if self.concise:
+            # The terms and the question do not fit in one short turn: terms first.
+            reply = yield from self._say(terms(False))
+            moved_on = understand(reply)
+            if moved_on is not None and moved_on.intent != "arrangement":
+                return reply  # it took the terms as its answer and raised its next request
+            agreed, reply = yield from self._consent(
+                lambda careful: (
+                    "Shall I set that up?" if not careful else f"{terms(True)} Shall I set it up?",
+                    "I'm setting that up now.",
+                )
+            )
+        else:
+            agreed, reply = yield from self._consent(
+                lambda careful: (
+                    f"{terms(careful)} Shall I set that up?",
+                    f"{terms(careful)} I'm setting that up now.",
+                )
+            )
+        if not agreed:
+            return (yield from self._declined_offer(reply, "Nothing has been set up."))
+        created = yield from self._tool("create_payment_arrangement", installments=term)
+        if "error" in created:
+            return (yield from self._sorry(created))
+        yield from self._after_write(f"That's {self._instalments(quote)}.")
+        return (
+            yield from self._say(
+                f"Done. Your payment arrangement is set up: "
+                f"{render.count(term, 'monthly payment')}, the first due {due}."
+            )
+        )
+
+    def _down_payment(self, quote: Mapping[str, Any]) -> Script[str]:
+        down = self._money(int(quote.get("down_payment_cents") or 0))
+        terms = self._instalments(quote)
+        announcement = "I can't take a down payment here, so I'll transfer you to a colleague."
+        if self.concise:
+            yield from self._say(f"Down payment {down}, {terms}.")
+            return (yield from self._transfer(announcement, "arrangement needs a down payment"))
+        return (
+            yield from self._transfer(
+                f"Because of an earlier arrangement that wasn't kept, a down payment of {down} "
+                f"is needed first, then {terms}. {announcement}",
+                "payment arrangement needs a 25% down payment",
+            )
+        )
+
+    def _arrangement_status(self, request: Request) -> Script[str]:
+        plan = yield from self._tool("get_payment_arrangement")
+        if not plan.get("arrangement_active"):
+            return (yield from self._say("You don't have an active payment arrangement."))
+        outstanding = self._money(int(plan.get("outstanding_cents") or 0))
+        unpaid = render.count(int(plan.get("unsettled_count") or 0), "unpaid instalment")
+        words = self._either(
+            f"Your arrangement has {outstanding} outstanding, over {unpaid}.",
+            f"Your arrangement has {outstanding} outstanding.",
+        )
+        overdue = [i for i in plan.get("installments") or [] if i.get("overdue")]
+        upcoming = plan.get("next_installment") or {}
+        if overdue:
+            cents = self._money(int(overdue[0]["outstanding_cents"]))
+            due = self._date(overdue[0]["due_date"])
+            words += self._either(
+                f" An instalment of {cents} is overdue: it was due on {due}.",
+                f" Overdue instalment: {cents}, due {due}.",
+            )
+        elif upcoming:
+            cents = self._money(int(upcoming["outstanding_cents"]))
+            due = self._date(upcoming["due_date"])
+            words += self._either(
+                f" The next instalment is {cents}, due {due}.",
+                f" Next instalment: {cents}, due {due}.",
+            )
+        return (yield from self._say(words))
+
+    def _record_payment(self, request: Request) -> Script[str]:
+        amounts = find_money(request.text)
+        dates = find_dates(request.text)
+        reply = ""
+        if not amounts or not dates:
+            reply = yield from self._say("How much did you pay, and when did you make it?")
+            amounts = find_money(reply) or amounts
+            dates = find_dates(reply) or dates
+        if not amounts:
+            return reply
+        paid_on = dates[0].value if dates else TODAY
+        if paid_on > TODAY:  # not made yet: a promise, which is never recorded
+            return (yield from self._promise_to_pay(request))
+        cents = amounts[0].value
+        result = yield from self._tool(
+            "modify_payment_arrangement", amount_cents=cents, payment_date=paid_on.isoformat()
+        )
+        if "error" in result:
+            return (yield from self._sorry(result))
+        outstanding = self._money(int(result.get("outstanding_cents") or 0))
+        return (
+            yield from self._say(
+                self._either(
+                    f"Thanks. I've recorded your payment of {self._money(cents)} made "
+                    f"{self._date(paid_on)}. Your arrangement now has {outstanding} outstanding.",
+                    f"I've recorded your payment of {self._money(cents)}. Outstanding now: "
+                    f"{outstanding}.",
+                )
+            )
+        )
+
+    def _promise_to_pay(self, request: Request) -> Script[str]:
+        return (
+            yield from self._say(
+                self._either(
+                    "Unfortunately I can only record a payment once you've made it, so I can't "
+                    "record a promise to pay. Please call back after you pay.",
+                    "Unfortunately I can only record a payment once you've made it, not a "
+                    "promise to pay.",
+                )
+            )
+        )
+
+    # --- due dates ----------------------------------------------------------------------------
+
+    def _due_date_extension(self, request: Request) -> Script[str]:
+        bills = yield from self._bills()
+        bill = self._bill_in(bills, request.months[0] if request.months else None)
+        if bill is None:
+            return (yield from self._say("I can't find that bill on your account."))
+        result = yield from self._tool(
+            "request_due_date_extension", bill_id=bill["bill_id"], days=request.days or 15
+        )
+        owed = self._money(int(result.get("amount_remaining_cents") or 0))
+        if result.get("extended"):
+            return (
+                yield from self._say(
+                    f"Done. Your new due date is {self._date(str(result['new_due_date']))}, and "
+                    f"the {owed} is still owed by then."
+                )
+            )
+        if result.get("policy_allowed"):
+            # Policy allowed it, but the billing system keeps a finalized bill's due date.
+            stays = self._date(str(result["due_date"]))
+            return (
+                yield from self._say(
+                    self._either(
+                        "Unfortunately our billing system won't move the due date on this bill, "
+                        f"so it stays {stays}. The {owed} is still owed.",
+                        f"Unfortunately the due date can't move; it stays {stays}. {owed} is "
+                        "still owed.",
+                    )
+                )
+            )
+        if result.get("next_eligible_on"):
+            after = self._date(str(result["next_eligible_on"]))
+            return (
+                yield from self._say(
+                    self._either(
+                        "Unfortunately a due date can be extended only once in twelve months; "
+                        f"your next extension is possible from {after}. The {owed} is still owed.",
+                        f"Unfortunately extensions are once a year; next possible from {after}. "
+                        f"{owed} is still owed.",
+                    )
+                )
+            )
+        return (yield from self._sorry(result))
+
+    # --- transfers ----------------------------------------------------------------------------
+
+    def _protections(self, request: Request) -> Script[str]:
+        """State the protection facts exactly, then transfer: a colleague decides."""
+        account = yield from self._tool("get_account")
+        shield = account.get("protections") or {}
+        medical = shield.get("medical") or {}
+        winter = shield.get("winter") or {}
+        facts: list[str] = []
+        if medical.get("status") == "active" and medical.get("until"):
+            until = self._date(medical["until"])
+            facts.append(
+                self._either(
+                    f"Your medical certificate holds termination until {until}.",
+                    f"Medical certificate holds until {until}.",
+                )
+            )
+        elif medical.get("status") == "expired" and medical.get("until"):
+            facts.append(f"Your medical certificate expired on {self._date(medical['until'])}.")
+        if winter.get("eligibility") == "eligible":
+            start = self._date(str(winter.get("season_start")))
+            facts.append(
+                self._either(
+                    f"Winter protection starts {start}; it's not in effect today.",
+                    f"Winter protection starts {start}.",
+                )
+            )
+        elif winter.get("eligibility") == "unknown":
+            facts.append(
+                self._either(
+                    "We have no income on file, so winter protection can't be decided here.",
+                    "No income on file for winter protection.",
+                )
+            )
+        facts.append(
+            self._either(
+                "A colleague makes protection decisions, so I'll transfer you now.",
+                "I'll transfer you to a colleague now.",
+            )
+        )
+        return (yield from self._transfer(" ".join(facts), "protection decision"))
+
+    def _supervisor(self, request: Request) -> Script[str]:
+        return (
+            yield from self._transfer(
+                "Of course. I'll transfer you to a supervisor now.", "caller asked for a supervisor"
+            )
+        )
+
+
+# Words for the largest part of a bill's change, as the compare_bills tool names it.
+def _charge_words(
+    money: Callable[..., str], amount: int, last4: str, lead: str
+) -> Callable[[bool], tuple[str, str]]:
+    """The read-back before a payment, as (question, statement), for ``_consent``."""
+
+    def compose(careful: bool) -> tuple[str, str]:
+        said = money(amount, careful=careful)
+        start = f"{lead} " if lead else ""
+        return (
+            f"{start}Shall I charge {said} to the card ending {last4}?",
+            f"{start}I'll charge {said} to the card ending {last4} now.",
+        )
+
+    return compose
+
+
+# (full words, concise words); each holds the name the grader's checks use for the reason.
+_REASONS = {
+    "usage": ("higher usage", "higher usage"),
+    "rate": ("a higher price per kilowatt-hour", "a higher price"),
+    "period_length": (
+        "the billing period length, which covered more days",
+        "the billing period length",
+    ),
+    "fixed_and_taxes": (
+        "fixed charges and taxes, such as the customer charge",
+        "fixed charges and taxes, like the customer charge",
+    ),
+}
+_MONEY_TEXT = re.compile(r"-?\$\d[\d,]*(?:\.\d{2})?")
+
+
+def _spoken(text: str) -> str:
+    """A tool's ready sentence with its written amounts said in words."""
+
+    def words(match: re.Match[str]) -> str:
+        raw = match.group(0)
+        negative = raw.startswith("-")
+        digits = raw.lstrip("-$").replace(",", "")
+        whole, _, frac = digits.partition(".")
+        cents = int(whole) * 100 + int((frac + "00")[:2])
+        return render.money(-cents if negative else cents)
+
+    return _MONEY_TEXT.sub(words, text)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s]
+
+
+def _question_of(text: str) -> str:
+    """The question a turn ended with, to ask again after answering a challenge."""
+    parts = _sentences(text)
+    return parts[-1] if parts and parts[-1].endswith("?") else ""
+
+
+def _last_sentences(text: str, words: int = 20) -> str:
+    """The end of a turn, as many whole sentences as fit in ``words`` (after a cut-in)."""
+    kept: list[str] = []
+    for sentence in reversed(_sentences(text)):
+        if kept and len(" ".join([sentence, *kept]).split()) > words:
+            break
+        kept.insert(0, sentence)
+    return " ".join(kept)
