@@ -19,10 +19,10 @@ test: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python scripts/typecheck.py
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/clone.py
+	for b in clone tools grade env agents speech; do $(BIN)/python benchmarks/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -43,7 +43,7 @@ def served(*extra: str) -> Iterator[dict[str, str]]:
 
 
 def test_demo_prints_the_accounts_and_the_clone_timing(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--clones", "50"]) == 0
+    assert main(["twins", "show", "--clones", "50"]) == 0
     out = capsys.readouterr().out
     for account in default_snapshot().report.manifest.accounts:
         assert account.account_number in out

@@ -10,10 +10,16 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from vamos_env import cli_grading, cli_tasks
+from vamos_env import cli_eval, cli_grading, cli_tasks
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from vamos_env.runner.mainjob import run_main_job
+
+    return run_main_job(args.out, repeats=args.repeats)
+
+
+def _cmd_twins_show(args: argparse.Namespace) -> int:
     from vamos_env.demo import run_demo
 
     return run_demo(clones=args.clones)
@@ -66,8 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vamos", description="vamos-env command line")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="build the seeded snapshot, clone it, show accounts")
-    demo.add_argument("--clones", type=int, default=2000, help="clones to time (default 2000)")
+    demo = sub.add_parser(
+        "demo",
+        help="the main job: every offline stack on the exam, 3 repeats, then the report",
+    )
+    demo.add_argument("--out", default="runs/exam", help="run folder (default runs/exam)")
+    demo.add_argument("--repeats", type=int, default=3)
     demo.set_defaults(func=_cmd_demo)
 
     twins = sub.add_parser("twins", help="the service twins")
@@ -77,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8111)
     serve.set_defaults(func=_cmd_twins_serve)
+    show = twins_sub.add_parser(
+        "show", help="build the seeded snapshot, clone it, print the accounts and clone timing"
+    )
+    show.add_argument("--clones", type=int, default=2000, help="clones to time (default 2000)")
+    show.set_defaults(func=_cmd_twins_show)
 
     play = sub.add_parser(
         "play",
@@ -88,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_tasks.register(sub)
     cli_grading.register(sub)
+    cli_eval.register(sub)
     return parser
 
 

@@ -1,0 +1,80 @@
+"""``evaluate`` in this process: resume without duplicates, growing a run, refusing a mix-up."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vamos_env.runner import EvalConfig, RunFolderError, evaluate, read_store
+
+
+def config(out: Path, stacks: list[str] | None = None, **overrides: Any) -> EvalConfig:
+    values: dict[str, Any] = {
+        "stacks": stacks or [],
+        "out": out,
+        "tasks": "exam:3",
+        "repeats": 2,
+        "executor": "local",
+        "stream": io.StringIO(),
+    }
+    values.update(overrides)
+    return EvalConfig(**values)
+
+
+def test_a_rerun_resumes_and_a_grown_run_runs_only_the_new_calls(
+    tmp_path: Path, test_stack: Any
+) -> None:
+    one = [test_stack("v", "VerifyThenLeave")]
+    first = evaluate(config(tmp_path, one))
+    assert (first.planned, first.already_done, first.ran) == (6, 0, 6)
+    again = evaluate(config(tmp_path, one))
+    assert (again.already_done, again.ran) == (6, 0)
+    grown = evaluate(config(tmp_path, [*one, test_stack("w", "AsyncWaiter")], repeats=3))
+    assert (grown.planned, grown.already_done, grown.ran) == (18, 6, 12)
+    keys = [r.key for r in read_store(tmp_path)]
+    assert len(keys) == len(set(keys)) == 18
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    assert set(manifest["stacks"]) == {"v", "w"} and manifest["repeats"] == 3
+    assert grown.async_stats.peak_in_flight >= 1
+
+
+def test_a_run_folder_keeps_its_trial_and_caller(tmp_path: Path, test_stack: Any) -> None:
+    one = [test_stack("v", "VerifyThenLeave")]
+    evaluate(config(tmp_path, one, tasks="exam:1", repeats=1))
+    with pytest.raises(RunFolderError, match="trial_id='default', not 'other'"):
+        evaluate(config(tmp_path, one, tasks="exam:1", repeats=1, trial_id="other"))
+    with pytest.raises(RunFolderError, match="max_agent_turns"):
+        evaluate(config(tmp_path, one, tasks="exam:1", repeats=1, max_agent_turns=10))
+
+
+def test_the_progress_line_says_done_pass_rate_and_eta(tmp_path: Path, test_stack: Any) -> None:
+    stream = io.StringIO()
+    evaluate(config(tmp_path, [test_stack("v", "VerifyThenLeave")], stream=stream))
+    last = stream.getvalue().strip().splitlines()[-1]
+    assert last.startswith("[6/6] 100.0% calls | pass 0.0% of 6 counted |")
+    assert "calls/s | ETA" in last
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"repeats": 0}, "--repeats"),
+        ({"max_concurrency": 0}, "--max-concurrency"),
+        ({"timeout_s": 0}, "--timeout"),
+        ({"stacks": []}, "--stacks"),
+    ],
+)
+def test_bad_settings_name_the_option(
+    tmp_path: Path, overrides: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate(config(tmp_path, **{"stacks": ["x"], **overrides}))
+
+
+def test_a_stack_named_twice_is_refused(tmp_path: Path, test_stack: Any) -> None:
+    with pytest.raises(ValueError, match="named twice"):
+        evaluate(config(tmp_path, [test_stack("v", "VerifyThenLeave"), test_stack("v", "Slow")]))

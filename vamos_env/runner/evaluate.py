@@ -1,0 +1,205 @@
+"""``evaluate``: stacks x tasks x repeats into a run folder, resumable, without duplicates.
+
+A run folder (``runs/NAME``) holds ``run.json`` (what the run is: trial, caller, turn
+limit, level; the stacks, tasks and repeats asked for so far) and ``results.jsonl`` (the
+store). Rerunning the same command runs only the calls not yet stored. A run may grow
+(more stacks, tasks or repeats) but not change what makes its calls comparable: a
+different trial id, caller, turn limit or level needs another folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from vamos_env import __version__
+from vamos_env.grading.llm import Price, load_prices
+from vamos_env.runner.backends import AsyncStats, Finished, LocalBackend, RayBackend
+from vamos_env.runner.plan import (
+    CallSpec,
+    StackRef,
+    TaskSelection,
+    plan_calls,
+    resolve_stack,
+    select_tasks,
+)
+from vamos_env.runner.progress import Progress
+from vamos_env.runner.rollout import CallerKind, RolloutSettings
+from vamos_env.runner.store import ResultStore
+
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "run.json"
+# What must match for calls of one run folder to be comparable.
+_FIXED = ("trial_id", "caller", "max_agent_turns", "level_db")
+
+
+@dataclass
+class EvalConfig:
+    """What ``vamos eval`` takes (see ``vamos eval --help``)."""
+
+    stacks: Sequence[str]
+    out: Path
+    tasks: str = "exam"
+    repeats: int = 3
+    max_concurrency: int = 5
+    timeout_s: float = 900.0
+    trial_id: str = "default"
+    caller: CallerKind = "scripted"
+    max_agent_turns: int = 60
+    level_db: float | None = None
+    executor: Literal["ray", "local"] = "ray"
+    address: str | None = None
+    num_cpus: int | None = None
+    batch_size: int | None = None
+    prices: Path | None = None
+    progress: bool = True
+    stream: TextIO | None = None
+
+
+@dataclass
+class EvalSummary:
+    """What a run (or a resumed part of it) did."""
+
+    out: Path
+    planned: int
+    already_done: int
+    ran: int
+    wall_s: float
+    passed: int = 0
+    counted: int = 0
+    excluded: int = 0
+    batches: int = 0
+    async_stats: AsyncStats = field(default_factory=AsyncStats)
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.ran / self.wall_s if self.wall_s > 0 else 0.0
+
+
+class RunFolderError(ValueError):
+    """A run folder whose calls would not be comparable with the ones asked for now."""
+
+
+def _manifest(
+    config: EvalConfig, selection: TaskSelection, stacks: list[StackRef]
+) -> dict[str, Any]:
+    return {
+        "vamos_env": __version__,
+        "trial_id": config.trial_id,
+        "caller": config.caller,
+        "max_agent_turns": config.max_agent_turns,
+        "level_db": config.level_db,
+        "timeout_s": config.timeout_s,
+        "task_source": selection.source,
+        "task_set": selection.task_set.name,
+        "task_ids": list(selection.task_ids),
+        "stacks": {s.name: {"entry_point": s.entry_point, "offline": s.offline} for s in stacks},
+        "repeats": config.repeats,
+    }
+
+
+def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
+    if not path.exists():
+        return fresh
+    old = json.loads(path.read_text())
+    for name in _FIXED:
+        if old.get(name) != fresh[name]:
+            raise RunFolderError(
+                f"{path.parent}: this run was started with {name}={old.get(name)!r}, "
+                f"not {fresh[name]!r}; use another --out folder"
+            )
+    if old.get("task_source") != fresh["task_source"]:
+        raise RunFolderError(
+            f"{path.parent}: this run's tasks come from {old.get('task_source')!r}, "
+            f"not {fresh['task_source']!r}; use another --out folder"
+        )
+    merged = dict(fresh)
+    merged["task_ids"] = sorted(set(old.get("task_ids", [])) | set(fresh["task_ids"]))
+    merged["stacks"] = {**old.get("stacks", {}), **fresh["stacks"]}
+    merged["repeats"] = max(int(old.get("repeats", 0)), fresh["repeats"])
+    return merged
+
+
+def read_manifest(out: str | Path) -> dict[str, Any]:
+    path = Path(out) / MANIFEST_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def evaluate(config: EvalConfig) -> EvalSummary:
+    """Run every planned call not yet in ``config.out``; return what was done."""
+    if config.repeats < 1:
+        raise ValueError(f"--repeats: expected at least 1, got {config.repeats}")
+    if config.max_concurrency < 1:
+        raise ValueError(f"--max-concurrency: expected at least 1, got {config.max_concurrency}")
+    if config.timeout_s <= 0:
+        raise ValueError(f"--timeout: expected seconds > 0, got {config.timeout_s}")
+    if not config.stacks:
+        raise ValueError("--stacks: expected at least one stack")
+    selection = select_tasks(config.tasks)
+    stack_refs = [resolve_stack(s) for s in config.stacks]
+    names = [s.name for s in stack_refs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"--stacks: a stack is named twice in {names}")
+    by_name = {s.name: s for s in stack_refs}
+    prices: dict[str, Price] | None = load_prices(config.prices) if config.prices else None
+
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path = out / MANIFEST_FILE
+    manifest = _merge_manifest(manifest_path, _manifest(config, selection, stack_refs))
+    tmp = manifest_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(manifest_path)
+
+    specs = plan_calls(names, selection, repeats=config.repeats, trial_id=config.trial_id)
+    settings = RolloutSettings(
+        timeout_s=config.timeout_s,
+        caller=config.caller,
+        max_agent_turns=config.max_agent_turns,
+        level_db=config.level_db,
+        prices=prices,
+    )
+    started = time.perf_counter()
+    with ResultStore(out / RESULTS_FILE) as store:
+        todo: list[CallSpec] = [s for s in specs if s.key not in store]
+        summary = EvalSummary(
+            out=out, planned=len(specs), already_done=len(specs) - len(todo), ran=0, wall_s=0.0
+        )
+        progress = Progress(
+            len(specs),
+            already_done=summary.already_done,
+            stream=config.stream or sys.stderr,
+            enabled=config.progress,
+        )
+
+        def sink(finished: list[Finished]) -> None:
+            written = store.append(finished)
+            summary.ran += written
+            statuses = [status for _, status, _ in finished]
+            summary.passed += statuses.count("pass")
+            summary.excluded += statuses.count("excluded")
+            summary.counted += len(statuses) - statuses.count("excluded")
+            progress.update(statuses)
+
+        if todo:
+            backend: LocalBackend | RayBackend
+            if config.executor == "local":
+                backend = LocalBackend(config.max_concurrency)
+            else:
+                backend = RayBackend(
+                    address=config.address,
+                    num_cpus=config.num_cpus,
+                    max_concurrency=config.max_concurrency,
+                    batch_size=config.batch_size,
+                )
+            backend.run(todo, by_name, selection.task_set, settings, sink)
+            summary.async_stats = backend.async_stats
+            summary.batches = getattr(backend, "batches", 0)
+        progress.close()
+    summary.wall_s = time.perf_counter() - started
+    return summary
