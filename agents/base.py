@@ -11,6 +11,7 @@ many calls can wait on a model at once without a process each.
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -50,6 +51,71 @@ class Usage:
         self.completion_tokens += completion
         self.requests += 1
         self.latencies_s.append(latency_s)
+
+
+class ModelAgent:
+    """The turn loop shared by agents backed by a chat model (OpenAI, Gemini).
+
+    A subclass keeps the vendor's conversation (``_absorb`` adds what the agent just
+    received), asks the model (``_complete`` / ``_acomplete``), and turns a reply into
+    an action (``_take``; ``None`` for an empty reply, which is asked again
+    ``empty_retries`` times before the agent ends the call). Vendor errors become the
+    subclass's ``_failure`` exception so the runner can tell them from agent faults.
+    """
+
+    empty_retries: int
+    _end_next: bool
+
+    def _absorb(self, observation: str, info: Mapping[str, Any] | None) -> None:
+        raise NotImplementedError
+
+    def _complete(self) -> Any:
+        raise NotImplementedError
+
+    async def _acomplete(self) -> Any:
+        raise NotImplementedError
+
+    def _take(self, reply: Any, latency_s: float) -> Action | None:
+        raise NotImplementedError
+
+    def _failure(self, exc: Exception) -> Exception:
+        raise NotImplementedError
+
+    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
+        if self._end_next:
+            return {"type": "end_call"}
+        self._absorb(observation, info)
+        for _ in range(1 + self.empty_retries):
+            started = time.perf_counter()
+            try:
+                reply = self._complete()
+            except Exception as exc:  # the SDKs raise their API errors and several others
+                raise self._failure(exc) from exc
+            action = self._take(reply, time.perf_counter() - started)
+            if action is not None:
+                return action
+        return {"type": "end_call"}
+
+    async def aact(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
+        if self._end_next:
+            return {"type": "end_call"}
+        self._absorb(observation, info)
+        for _ in range(1 + self.empty_retries):
+            started = time.perf_counter()
+            try:
+                reply = await self._acomplete()
+            except Exception as exc:  # the SDKs raise their API errors and several others
+                raise self._failure(exc) from exc
+            action = self._take(reply, time.perf_counter() - started)
+            if action is not None:
+                return action
+        return {"type": "end_call"}
+
+    async def areset(self, info: Mapping[str, Any]) -> None:
+        self.reset(info)
+
+    def reset(self, info: Mapping[str, Any]) -> None:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)

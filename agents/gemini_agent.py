@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from vamos_env.agents.base import Action, Usage
+from vamos_env.agents.base import Action, ModelAgent, Usage
 from vamos_env.agents.openai_agent import (
     END_CALL,
     END_CALL_TOOL,
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "gemini-2.5-flash"
 
 
-class GeminiAgent:
+class GeminiAgent(ModelAgent):
     """A function-calling agent on a Gemini model (``generateContent``).
 
     ``client`` shares an existing ``genai.Client`` between agents; otherwise each
@@ -160,42 +159,18 @@ class GeminiAgent:
         self._pending, self._spoke, self._end_next = [], False, False
         self._generated_ids = 0
 
-    async def areset(self, info: Mapping[str, Any]) -> None:
-        self.reset(info)
+    def _complete(self) -> Any:
+        return self._genai().models.generate_content(
+            model=self.model, contents=self.contents, config=self._config
+        )
 
-    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
-        if self._end_next:
-            return {"type": "end_call"}
-        self._absorb(observation, info)
-        for _ in range(1 + self.empty_retries):
-            started = time.perf_counter()
-            try:
-                response = self._genai().models.generate_content(
-                    model=self.model, contents=self.contents, config=self._config
-                )
-            except Exception as exc:  # the SDK raises its APIError and several others
-                raise _failure(exc) from exc
-            action = self._take(response, time.perf_counter() - started)
-            if action is not None:
-                return action
-        return {"type": "end_call"}
+    async def _acomplete(self) -> Any:
+        return await self._genai().aio.models.generate_content(
+            model=self.model, contents=self.contents, config=self._config
+        )
 
-    async def aact(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
-        if self._end_next:
-            return {"type": "end_call"}
-        self._absorb(observation, info)
-        for _ in range(1 + self.empty_retries):
-            started = time.perf_counter()
-            try:
-                response = await self._genai().aio.models.generate_content(
-                    model=self.model, contents=self.contents, config=self._config
-                )
-            except Exception as exc:  # the SDK raises its APIError and several others
-                raise _failure(exc) from exc
-            action = self._take(response, time.perf_counter() - started)
-            if action is not None:
-                return action
-        return {"type": "end_call"}
+    def _failure(self, exc: Exception) -> Exception:
+        return _failure(exc)
 
     # -- the conversation ------------------------------------------------------------------
     def _absorb(self, observation: str, info: Mapping[str, Any] | None) -> None:

@@ -44,12 +44,11 @@ from __future__ import annotations
 import copy
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vamos_env.agents.base import Action, Usage
+from vamos_env.agents.base import Action, ModelAgent, Usage
 
 if TYPE_CHECKING:
     import openai
@@ -150,7 +149,7 @@ def read_step(
 # --- the agent -------------------------------------------------------------------------------
 
 
-class OpenAIAgent:
+class OpenAIAgent(ModelAgent):
     """A tool-calling agent on any OpenAI-compatible chat-completions endpoint.
 
     ``client`` / ``async_client`` share an existing SDK client (and its connection
@@ -267,38 +266,14 @@ class OpenAIAgent:
         self._pending, self._spoke, self._end_next = (), False, False
         self._generated_ids = 0
 
-    async def areset(self, info: Mapping[str, Any]) -> None:
-        self.reset(info)
+    def _complete(self) -> Any:
+        return self._sync().chat.completions.create(**self._request())
 
-    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
-        if self._end_next:
-            return {"type": "end_call"}
-        self._absorb(observation, info)
-        for _ in range(1 + self.empty_retries):
-            started = time.perf_counter()
-            try:
-                completion = self._sync().chat.completions.create(**self._request())
-            except Exception as exc:  # HTTP errors, timeouts, a body that is not JSON
-                raise _failure(exc) from exc
-            action = self._take(completion, time.perf_counter() - started)
-            if action is not None:
-                return action
-        return {"type": "end_call"}
+    async def _acomplete(self) -> Any:
+        return await self._async().chat.completions.create(**self._request())
 
-    async def aact(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
-        if self._end_next:
-            return {"type": "end_call"}
-        self._absorb(observation, info)
-        for _ in range(1 + self.empty_retries):
-            started = time.perf_counter()
-            try:
-                completion = await self._async().chat.completions.create(**self._request())
-            except Exception as exc:  # HTTP errors, timeouts, a body that is not JSON
-                raise _failure(exc) from exc
-            action = self._take(completion, time.perf_counter() - started)
-            if action is not None:
-                return action
-        return {"type": "end_call"}
+    def _failure(self, exc: Exception) -> Exception:
+        return _failure(exc)
 
     # -- the conversation ------------------------------------------------------------------
     def _absorb(self, observation: str, info: Mapping[str, Any] | None) -> None:
