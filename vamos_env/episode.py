@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from vamos_env.actions import ActionError, EndCall, ParsedActions, Say, ToolCallAction, parse_action
 from vamos_env.callers.base import Caller, HangUp, Utterance
-from vamos_env.channel.text import TextChannel
+from vamos_env.channel.base import Channel
 from vamos_env.types import ToolCall, ToolResult, Transcript, Turn
 
 EndReason = Literal["hang_up", "end_call", "transfer", "turn_limit"]
@@ -47,7 +47,7 @@ class Episode:
     task_id: str
     session: Any  # a CallSession: .call(name, arguments) -> dict, .trace, .transferred
     caller: Caller
-    channel: TextChannel
+    channel: Channel
     max_agent_turns: int = 60
     transcript: Transcript = field(init=False)
     agent_turns: int = 0

@@ -252,7 +252,7 @@ class RecordedReplay(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructo
             live.task_id,
             live.session,
             self._caller,
-            channel,  # type: ignore[arg-type]
+            channel,
             live.max_agent_turns,
         )
         base._episode = self._episode

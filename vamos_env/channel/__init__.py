@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vamos_env.channel.base import Channel
 from vamos_env.channel.parameters import (
     BACKGROUNDS,
     DEFAULT_LEVEL_DB,
@@ -17,6 +18,7 @@ __all__ = [
     "BACKGROUNDS",
     "DEFAULT_LEVEL_DB",
     "BackgroundName",
+    "Channel",
     "ChannelEvent",
     "ChannelParameters",
     "MeasuredRates",
