@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from vamos_env import cli_eval, cli_grading, cli_tasks
+from vamos_env.channel.audio import calibration as channel_calibration
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_tasks.register(sub)
     cli_grading.register(sub)
     cli_eval.register(sub)
+    channel_calibration.register(sub)
     return parser
 
 

@@ -1,0 +1,63 @@
+"""Real speech through the audio channel (marked ``audio``: needs vamos-env[audio])."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vamos_env.channel.audio.backgrounds import BackgroundStream
+from vamos_env.channel.audio.calibration import calibrate, normalise_transcript
+from vamos_env.channel.audio.channel import AudioChannel
+from vamos_env.channel.audio.dsp import RATE
+from vamos_env.channel.parameters import BackgroundName
+from vamos_env.channel.recognition import tokens
+
+pytestmark = pytest.mark.audio
+
+TURN = "My account number is 44719023 and I'd like to pay $65.52."
+
+
+@pytest.mark.parametrize("background", ["clean", "street", "cafe", "television"])
+def test_key_entities_survive_the_default_level(background: BackgroundName) -> None:
+    channel = AudioChannel(background, np.random.default_rng(3), keep_audio=True)
+    received = channel.to_agent(TURN)
+    heard = tokens(normalise_transcript(received[0]))
+    assert "".join(t for t in heard if t.isdigit()).find("44719023") >= 0, received
+    assert "$65.52" in received[0], received
+    [pcm] = channel.audio
+    assert pcm.dtype == np.int16 and len(pcm) > 2 * RATE
+
+
+def test_loud_television_makes_spurious_turns_and_barge_ins() -> None:
+    channel = AudioChannel("television", np.random.default_rng(1), level_db=5, lead_s=3.0)
+    channel.stream._tv_offset = 0  # start inside a burst
+    # The reading may merge into the caller's turn (a leak); over four turns it also
+    # arrives on its own.
+    received = [channel.to_agent("Yes, that's right.") for _ in range(4)]
+    assert any(len(turns) >= 2 for turns in received), received
+    reply = "I can help with that. Let me look up your account and read you the balance now."
+    assert channel.to_caller(reply) != reply
+    assert {e.kind for e in channel.events} >= {"spurious_turn", "barge_in"}
+
+
+def test_the_mix_is_determined_by_the_seed() -> None:
+    def mix(seed: int) -> np.ndarray:
+        channel = AudioChannel("cafe", np.random.default_rng(seed), level_db=10)
+        return channel.mix_turn("Hello there.")[0]
+
+    assert np.array_equal(mix(7), mix(7))
+    assert not np.array_equal(mix(7), mix(8))
+
+
+def test_the_background_continues_across_turns() -> None:
+    whole = BackgroundStream("street", np.random.default_rng(5)).take(3 * RATE)
+    parts = BackgroundStream("street", np.random.default_rng(5))
+    joined = np.concatenate([parts.take(RATE), parts.take(2 * RATE)])
+    assert np.array_equal(whole, joined)
+
+
+def test_calibration_is_byte_identical_from_the_seed() -> None:
+    corpus = ("My account number is 44719023.", "Yes, that's right.")
+    first = calibrate([25], ("television",), seed=4, corpus=corpus)
+    assert first == calibrate([25], ("television",), seed=4, corpus=corpus)
+    assert "source: calibrated" in first
