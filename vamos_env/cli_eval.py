@@ -77,6 +77,12 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, default=60, help="agent turns per call (60)")
     parser.add_argument("--level-db", type=float, help="background level override")
     parser.add_argument(
+        "--channel",
+        choices=("text", "audio"),
+        default="text",
+        help="text (fast, default) or audio: real TTS, noise and ASR (slow; needs the audio extra)",
+    )
+    parser.add_argument(
         "--executor",
         choices=("ray", "local"),
         default="ray",
@@ -110,6 +116,7 @@ def _eval(args: argparse.Namespace) -> int:
         caller=args.caller,
         max_agent_turns=args.max_turns,
         level_db=args.level_db,
+        channel=args.channel,
         executor=args.executor,
         address=args.address,
         num_cpus=args.num_cpus,

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vamos_env.callers.casting import Casting, cast
 from vamos_env.callers.persona import SHIPPED_PERSONAS
+from vamos_env.channel.base import Channel
 from vamos_env.channel.parameters import BACKGROUNDS, DEFAULT_LEVEL_DB
 from vamos_env.channel.text import TextChannel
 from vamos_env.envs.energy.prompt import system_prompt
@@ -59,7 +60,7 @@ class ResetOptions(BaseModel):
     background: Literal["clean", "street", "cafe", "television"] | None = None
     level_db: float | None = None
     caller: Literal["scripted", "openai", "gemini"] | None = None
-    channel: Literal["text"] | None = None
+    channel: Literal["text", "audio"] | None = None
 
 
 @cache
@@ -88,6 +89,8 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         tasks: str | Path | TaskSet | Sequence[Task] = "exam",
         *,
         caller: Literal["scripted", "openai", "gemini"] = "scripted",
+        channel: Literal["text", "audio"] = "text",
+        audio_observations: bool = False,
         level_db: float = DEFAULT_LEVEL_DB,
         max_agent_turns: int = 60,
         trial_id: str = DEFAULT_TRIAL,
@@ -103,6 +106,11 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         self._tasks = {t.task_id: t for t in self.task_set.tasks}
         self._task_ids = sorted(self._tasks)
         self.caller_kind = caller
+        self.channel_kind = channel
+        # Speech-native agents: the caller's mixed 16 kHz PCM16 audio beside the text.
+        self.audio_observations = audio_observations
+        if audio_observations and channel != "audio":
+            raise ValueError("audio_observations=True needs channel='audio'")
         self.level_db = level_db
         self.max_agent_turns = max_agent_turns
         self.trial_id = trial_id
@@ -117,6 +125,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         }
         self._snapshot = default_snapshot()
         self._episode: Episode | None = None
+        self._channel: Channel | None = None
         self._task: Task | None = None
         self._info: dict[str, Any] = {}
 
@@ -161,10 +170,14 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         caller_obj = self._make_caller(
             caller_kind, task, persona, np.random.default_rng(caller_seq)
         )
-        channel = TextChannel(background, np.random.default_rng(channel_seq), level_db=level_db)  # type: ignore[arg-type]
+        channel_kind = opts.channel or self.channel_kind
+        channel = self._make_channel(
+            channel_kind, background, np.random.default_rng(channel_seq), level_db
+        )
         self._task = task
         self._episode = Episode(task_id, session, caller_obj, channel, self.max_agent_turns)
         observation = self._episode.start()
+        self._channel = channel
         self._info = {
             "system_prompt": system_prompt(),
             "tools": tool_schemas(),
@@ -175,10 +188,32 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             "level_db": level_db,
             "repeat": opts.repeat,
             "caller": caller_kind,
+            "channel": channel_kind,
             "turn": 0,
             "malformed_actions": 0,
         }
-        return observation, dict(self._info)
+        info = dict(self._info)
+        self._attach_audio(info)
+        return observation, info
+
+    def _make_channel(
+        self, kind: str, background: str, rng: np.random.Generator, level_db: float
+    ) -> Channel:
+        if kind == "text":
+            return TextChannel(background, rng, level_db=level_db)  # type: ignore[arg-type]
+        # Real speech in the loop (slow; needs the vamos-env[audio] extra).
+        from vamos_env.channel.audio import AudioChannel
+        from vamos_env.channel.audio.engines import missing_reason
+
+        reason = missing_reason()
+        if reason is not None:
+            raise RuntimeError(f"channel='audio' is not available: {reason}")
+        return AudioChannel(
+            background,  # type: ignore[arg-type]
+            rng,
+            level_db=level_db,
+            keep_audio=self.audio_observations,
+        )
 
     def _make_caller(self, kind: str, task: Task, persona: str, rng: np.random.Generator) -> Any:
         if kind == "scripted":
@@ -207,6 +242,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         }
         if outcome.error:
             info["action_error"] = outcome.error
+        self._attach_audio(info)
         reward = 0.0
         terminated = outcome.ended and not outcome.truncated
         if outcome.ended:
@@ -222,6 +258,12 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             info["deviations"] = [d.__dict__ for d in getattr(episode.caller, "deviations", [])]
             info["transcript"] = episode.transcript.model_dump(mode="json")
         return outcome.observation, reward, terminated, outcome.truncated, info
+
+    def _attach_audio(self, info: dict[str, Any]) -> None:
+        audio = getattr(self._channel, "audio", None) if self.audio_observations else None
+        if audio:
+            info["caller_audio"] = audio[-1]  # 16 kHz mono PCM16 (numpy int16)
+            info["caller_audio_rate"] = 16_000
 
     # -- render ------------------------------------------------------------------------------
     def render(self) -> str | None:

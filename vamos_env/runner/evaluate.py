@@ -35,7 +35,7 @@ from vamos_env.runner.store import ResultStore
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
 # What must match for calls of one run folder to be comparable.
-_FIXED = ("trial_id", "caller", "max_agent_turns", "level_db")
+_FIXED = ("trial_id", "caller", "max_agent_turns", "level_db", "channel")
 
 
 @dataclass
@@ -52,6 +52,7 @@ class EvalConfig:
     caller: CallerKind = "scripted"
     max_agent_turns: int = 60
     level_db: float | None = None
+    channel: Literal["text", "audio"] = "text"
     executor: Literal["ray", "local"] = "ray"
     address: str | None = None
     num_cpus: int | None = None
@@ -94,6 +95,7 @@ def _manifest(
         "caller": config.caller,
         "max_agent_turns": config.max_agent_turns,
         "level_db": config.level_db,
+        "channel": config.channel,
         "timeout_s": config.timeout_s,
         "task_source": selection.source,
         "task_set": selection.task_set.name,
@@ -107,6 +109,7 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     if not path.exists():
         return fresh
     old = json.loads(path.read_text())
+    old.setdefault("channel", "text")  # folders from before the audio channel were text
     for name in _FIXED:
         if old.get(name) != fresh[name]:
             raise RunFolderError(
@@ -162,6 +165,7 @@ def evaluate(config: EvalConfig) -> EvalSummary:
         caller=config.caller,
         max_agent_turns=config.max_agent_turns,
         level_db=config.level_db,
+        channel=config.channel,
         prices=prices,
     )
     started = time.perf_counter()

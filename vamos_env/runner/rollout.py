@@ -53,6 +53,7 @@ class RolloutSettings:
     caller: CallerKind = "scripted"
     max_agent_turns: int = 60
     level_db: float | None = None
+    channel: Literal["text", "audio"] = "text"
     prices: Mapping[str, Price] | None = None  # None: the shipped price table
 
 
@@ -86,6 +87,7 @@ class Rollout:
         return VamosEnergyEnv(
             self.task_set,
             caller=self.settings.caller,
+            channel=self.settings.channel,
             max_agent_turns=self.settings.max_agent_turns,
         )
 
