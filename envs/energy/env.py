@@ -172,7 +172,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         )
         channel_kind = opts.channel or self.channel_kind
         channel = self._make_channel(
-            channel_kind, background, np.random.default_rng(channel_seq), level_db
+            channel_kind, background, np.random.default_rng(channel_seq), level_db, persona
         )
         self._task = task
         self._episode = Episode(task_id, session, caller_obj, channel, self.max_agent_turns)
@@ -189,6 +189,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             "repeat": opts.repeat,
             "caller": caller_kind,
             "channel": channel_kind,
+            "caller_voice": getattr(getattr(channel, "voice", None), "engine", None),
             "turn": 0,
             "malformed_actions": 0,
         }
@@ -197,13 +198,13 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         return observation, info
 
     def _make_channel(
-        self, kind: str, background: str, rng: np.random.Generator, level_db: float
+        self, kind: str, background: str, rng: np.random.Generator, level_db: float, persona: str
     ) -> Channel:
         if kind == "text":
             return TextChannel(background, rng, level_db=level_db)  # type: ignore[arg-type]
         # Real speech in the loop (slow; needs the vamos-env[audio] extra).
         from vamos_env.channel.audio import AudioChannel
-        from vamos_env.channel.audio.engines import missing_reason
+        from vamos_env.channel.audio.engines import missing_reason, voice_for
 
         reason = missing_reason()
         if reason is not None:
@@ -213,6 +214,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             rng,
             level_db=level_db,
             keep_audio=self.audio_observations,
+            voice=voice_for(persona),
         )
 
     def _make_caller(self, kind: str, task: Task, persona: str, rng: np.random.Generator) -> Any:

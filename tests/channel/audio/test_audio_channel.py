@@ -61,3 +61,32 @@ def test_calibration_is_byte_identical_from_the_seed() -> None:
     first = calibrate([25], ("television",), seed=4, corpus=corpus)
     assert first == calibrate([25], ("television",), seed=4, corpus=corpus)
     assert "source: calibrated" in first
+
+
+@pytest.mark.parametrize("voice", ["espeak-ng", "flite"])
+def test_alternative_caller_voices_are_recognised_on_clean(voice: str) -> None:
+    from vamos_env.channel.audio import engines
+
+    chosen = engines.ESPEAK_CALLER if voice == "espeak-ng" else engines.FLITE_CALLER
+    reason = engines.engine_missing(chosen.engine)
+    if reason is not None:
+        pytest.skip(reason)
+    channel = AudioChannel("clean", np.random.default_rng(0), voice=chosen)
+    heard = channel.to_agent("I want to set up a payment arrangement over six months.")[0].lower()
+    assert "payment" in heard and ("six" in heard or "6" in heard), heard
+    first = AudioChannel("clean", np.random.default_rng(1), voice=chosen).mix_turn("Hello there.")
+    second = AudioChannel("clean", np.random.default_rng(1), voice=chosen).mix_turn("Hello there.")
+    assert np.array_equal(first[0], second[0])  # the same seed, the same audio
+
+
+def test_personas_get_their_voices() -> None:
+    from vamos_env.channel.audio import engines
+
+    assert engines.PERSONA_VOICES["calm"].engine == "piper"
+    assert {engines.PERSONA_VOICES[p].engine for p in ("angry", "sceptic")} == {
+        "espeak-ng",
+        "flite",
+    }
+    for persona in ("calm", "angry", "sceptic", "sceptic-nl"):
+        voice = engines.voice_for(persona)
+        assert engines.engine_missing(voice.engine) is None

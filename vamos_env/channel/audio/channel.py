@@ -102,6 +102,7 @@ class AudioChannel:
     speaking_rate_wpm: float = 150.0
     lead_s: float = 1.5  # the caller's silence before speaking: the room alone
     tail_s: float = 0.7
+    voice: engines.Voice = engines.CALLER  # the caller's voice (see engines.PERSONA_VOICES)
     events: list[ChannelEvent] = field(default_factory=list)
     audio: list[npt.NDArray[np.int16]] = field(default_factory=list)
 
@@ -115,7 +116,7 @@ class AudioChannel:
 
     def mix_turn(self, caller_text: str) -> tuple[Audio, tuple[int, int]]:
         """The caller turn in the room: (mixed 16 kHz audio, the caller's speech sample range)."""
-        speech = engines.synthesize(spoken_form(caller_text))
+        speech = engines.synthesize(spoken_form(caller_text), self.voice)
         speech = speech * (REFERENCE_RMS / max(active_rms(speech), 1e-9))
         lead, tail = silence(self.lead_s), silence(self.tail_s)
         mixed = np.concatenate([lead, speech, tail])

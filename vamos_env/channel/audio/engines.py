@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import tempfile
+import wave
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -33,22 +37,83 @@ def missing_reason() -> str | None:
     return None
 
 
+Engine = Literal["piper", "espeak-ng", "flite"]
+# Debian's command-line synthesizers (packages espeak-ng and flite); both are deterministic.
+_BINARIES: dict[str, str] = {"espeak-ng": "espeak-ng", "flite": "flite"}
+
+
 @dataclass(frozen=True)
 class Voice:
-    """A Piper voice variant. ``pitch`` > 1 plays the voice higher and faster.
+    """A voice: an engine, and for Piper a variant. ``pitch`` > 1 plays it higher and faster.
 
-    There is one bundled Piper voice; other voices (the television's newsreader,
+    There is one bundled Piper voice; other Piper voices (the television's newsreader,
     the cafe's other tables) are that voice replayed at another rate, which moves
     its pitch and tempo together. Noise scales are zero: Piper's sampling noise
-    is not seedable, and a call must be reproducible from its seed.
+    is not seedable, and a call must be reproducible from its seed. ``espeak-ng``
+    and ``flite`` are Debian's formant and diphone synthesizers: clearly different
+    voices, and harder for a recogniser (a caller with a difficult voice).
     """
 
     pitch: float = 1.0
     length_scale: float = 1.0
+    engine: Engine = "piper"
+    name: str = ""  # the engine's own voice: espeak-ng "en-us", flite "slt"
+    words_per_minute: int = 165  # espeak-ng only
 
 
 CALLER = Voice()
 NEWSREADER = Voice(pitch=1.22, length_scale=0.95)
+ESPEAK_CALLER = Voice(engine="espeak-ng", name="en-us")
+FLITE_CALLER = Voice(engine="flite", name="slt")
+# The caller's voice per persona: Piper by default, the alternatives for the personas whose
+# voice should differ (a persona file may later name its own).
+PERSONA_VOICES: dict[str, Voice] = {
+    "calm": CALLER,
+    "angry": ESPEAK_CALLER,
+    "sceptic": FLITE_CALLER,
+    "sceptic-nl": Voice(engine="espeak-ng", name="nl"),
+}
+
+
+def engine_missing(engine: Engine) -> str | None:
+    """Why ``engine`` cannot speak here, or ``None``."""
+    if engine == "piper":
+        return missing_reason()
+    binary = _BINARIES[engine]
+    if shutil.which(binary) is None:
+        return f"{binary} is not installed (Debian package {binary})"
+    return None
+
+
+def voice_for(persona: str) -> Voice:
+    """The persona's caller voice; Piper when the persona's engine is not installed."""
+    voice = PERSONA_VOICES.get(persona, CALLER)
+    return voice if engine_missing(voice.engine) is None else CALLER
+
+
+def _read_wav(path: str) -> tuple[np.ndarray, int]:
+    with wave.open(path) as wav:
+        rate, width, channels = wav.getframerate(), wav.getsampwidth(), wav.getnchannels()
+        frames = wav.readframes(wav.getnframes())
+    if width != 2:
+        raise RuntimeError(f"expected 16-bit WAV from the synthesizer, got {8 * width}-bit")
+    pcm = np.frombuffer(frames, dtype="<i2").astype(np.float64) / 32768.0
+    if channels > 1:
+        pcm = pcm.reshape(-1, channels).mean(axis=1)
+    return pcm, rate
+
+
+def _command_line_speech(text: str, voice: Voice) -> tuple[np.ndarray, int]:
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "speech.wav")
+        if voice.engine == "espeak-ng":
+            # -w writes a proper WAV header (--stdout streams an unsized one).
+            command = ["espeak-ng", "-v", voice.name or "en-us", "-s", str(voice.words_per_minute)]
+            command += ["-w", out, text]
+        else:
+            command = ["flite", "-voice", voice.name or "slt", "-t", text, "-o", out]
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+        return _read_wav(out)
 
 
 @lru_cache(maxsize=1)
@@ -61,6 +126,9 @@ def _piper() -> Any:
 
 @lru_cache(maxsize=512)
 def _synthesize_cached(text: str, voice: Voice) -> bytes:
+    if voice.engine != "piper":
+        speech, rate = _command_line_speech(text, voice)
+        return resample(speech, round(rate * voice.pitch), RATE).tobytes()
     from piper import SynthesisConfig
 
     config = SynthesisConfig(
