@@ -6,10 +6,14 @@ background at one level. Levels are keyed by the speech-to-noise ratio in dB as 
 string ("25", "10", "5"); "25" is the published benchmark's default, noise at 0.3%
 of the reference speech energy (10 * log10(1 / 0.003) = 25.2 dB).
 
-Each condition also carries ``expected`` bands: the rates a measurement of the
-pipeline gives (or, until the audio channel calibrates them, the rates we
-assume). The channel tests check that the model, run over many seeded samples,
+Each condition also carries ``expected`` bands: the call-average rates the audio
+channel's measurement gave (``vamos channel calibrate`` writes the file). The
+channel tests check that the model, run over many seeded samples,
 lands inside them, so the parameters and the bands cannot drift apart silently.
+
+The optional ``confusions`` tables hold what a recogniser was observed to write
+instead of a word or a digit; where they are empty the recogniser falls back on
+its own built-in pairs.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 BackgroundName = Literal["clean", "street", "cafe", "television"]
 BACKGROUNDS: tuple[BackgroundName, ...] = ("clean", "street", "cafe", "television")
@@ -28,6 +32,7 @@ SpeechSource = Literal["none", "street", "cafe", "television"]
 DEFAULT_LEVEL_DB = 25
 PARAMETER_FILE = "text_channel.yaml"
 SPEECH_FILE = "background_speech.yaml"
+_DIGITS = frozenset("0123456789")
 
 
 class _Strict(BaseModel):
@@ -51,18 +56,20 @@ class Band(_Strict):
 
 
 class Expected(_Strict):
-    """Rates the pipeline shows in this condition (measured, or assumed until calibrated).
+    """Rates the pipeline shows in this condition (measured by ``vamos channel calibrate``).
 
     ``word_error_rate``: word errors per reference word of the caller's turns
     (digits of a code count as words, an email address as one word), leaked
     background words included. ``spurious_turns_per_turn``: spurious turns per
     caller turn. ``barge_in_rate``: share of agent replies of the reference length
-    that are cut short.
+    that are cut short. ``loops_per_turn`` (optional): recogniser repetition loops
+    per caller turn; the words a loop adds count as insertions in the word error rate.
     """
 
     word_error_rate: Band
     spurious_turns_per_turn: Band
     barge_in_rate: Band
+    loops_per_turn: Band | None = None
 
 
 class Condition(_Strict):
@@ -82,11 +89,15 @@ class Condition(_Strict):
     # (only while the background speaks), and how many words leak.
     leak_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     leak_words: tuple[int, int] = (1, 3)
-    # Chance per caller turn that background speech arrives as a turn of its own
-    # (only while the background speaks).
-    spurious_turn_rate: float = Field(ge=0.0, le=1.0)
+    # Background turns of their own per caller turn (only while the background speaks): a
+    # mean that may pass 1; the model gives its whole part every turn, its fraction by chance.
+    spurious_turn_rate: float = Field(ge=0.0, le=5.0)
     # False barge-ins per minute of agent speech (only while the background speaks).
     barge_in_per_minute: float = Field(ge=0.0)
+    # Chance per caller turn that the recogniser loops (only while the background speaks):
+    # a run of 2-5 words of the turn is written again, this many extra times.
+    repetition_loop_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    repetition_repeats: tuple[int, int] = (2, 4)
     expected: Expected
 
     @model_validator(mode="after")
@@ -94,11 +105,12 @@ class Condition(_Strict):
         total = self.substitution + self.deletion + self.insertion
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"substitution + deletion + insertion must be 1, got {total:.6f}")
-        low, high = self.leak_words
-        if not 1 <= low <= high:
-            raise ValueError(
-                f"leak_words must be [low, high] with 1 <= low <= high, got {low, high}"
-            )
+        for name in ("leak_words", "repetition_repeats"):
+            low, high = getattr(self, name)
+            if not 1 <= low <= high:
+                raise ValueError(
+                    f"{name} must be [low, high] with 1 <= low <= high, got {low, high}"
+                )
         return self
 
 
@@ -118,6 +130,59 @@ class Bursts(_Strict):
         return self.on_turns / (self.on_turns + self.off_turns)
 
 
+class Confusions(_Strict):
+    """Substitutions a recogniser was observed to make, most frequent first.
+
+    ``words``: for a reference word (lower case, one word), what was written
+    instead (lower case; may be two words, "paper less"). ``digits``: for a digit
+    of a code read digit by digit, the digits it was heard as.
+    """
+
+    words: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    digits: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    @field_validator("words")
+    @classmethod
+    def _words(cls, words: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for word, heard in words.items():
+            if word.split() != [word] or word != word.lower():
+                raise ValueError(
+                    f"confusions.words: expected keys that are one lower-case word, got {word!r}"
+                )
+            if not heard:
+                raise ValueError(
+                    f"confusions.words[{word!r}]: expected at least one replacement, got none"
+                )
+            for other in heard:
+                if not other or other != " ".join(other.lower().split()) or other == word:
+                    raise ValueError(
+                        f"confusions.words[{word!r}]: expected lower-case replacements other "
+                        f"than the word, single-spaced, got {other!r}"
+                    )
+        return words
+
+    @field_validator("digits")
+    @classmethod
+    def _digits(cls, digits: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for digit, heard in digits.items():
+            if digit not in _DIGITS:
+                raise ValueError(f"confusions.digits: expected keys '0'..'9', got {digit!r}")
+            if not heard:
+                raise ValueError(
+                    f"confusions.digits[{digit!r}]: expected at least one digit, got none"
+                )
+            for other in heard:
+                if other not in _DIGITS or other == digit:
+                    raise ValueError(
+                        f"confusions.digits[{digit!r}]: expected single digits '0'..'9' other "
+                        f"than {digit!r}, got {other!r}"
+                    )
+        return digits
+
+
+NO_CONFUSIONS = Confusions()
+
+
 class Background(_Strict):
     description: str
     speech: SpeechSource = "none"
@@ -133,6 +198,7 @@ class ChannelParameters(_Strict):
     reference_agent_words: int = Field(gt=0)
     default_level_db: int = DEFAULT_LEVEL_DB
     backgrounds: dict[BackgroundName, Background]
+    confusions: Confusions = NO_CONFUSIONS
 
     @model_validator(mode="after")
     def _complete(self) -> ChannelParameters:
@@ -150,10 +216,11 @@ class ChannelParameters(_Strict):
                     f"{self.default_level_db!r}, got {sorted(background.levels)}"
                 )
             if background.speech == "none" and any(
-                c.spurious_turn_rate or c.leak_rate for c in background.levels.values()
+                c.spurious_turn_rate or c.leak_rate or c.repetition_loop_rate
+                for c in background.levels.values()
             ):
                 raise ValueError(
-                    f"backgrounds.{name}: spurious turns or leaks need a speech source"
+                    f"backgrounds.{name}: spurious turns, leaks or loops need a speech source"
                 )
         return self
 

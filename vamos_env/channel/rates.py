@@ -24,6 +24,8 @@ class MeasuredRates:
     caller_turns: int
     # Spurious flags per caller turn, call after call: how insertions cluster.
     spurious_by_turn: tuple[tuple[bool, ...], ...]
+    # Recogniser repetition loops per caller turn (last, with a default, for older callers).
+    loops_per_turn: float = 0.0
 
 
 def measure_rates(
@@ -39,7 +41,7 @@ def measure_rates(
     """Run ``calls`` simulated calls of the given caller turns, each answered by ``agent_reply``."""
     parameters = parameters or shipped_parameters()
     root = np.random.SeedSequence(seed)
-    errors = words = spurious = cut = replies = 0
+    errors = words = spurious = cut = replies = loops = 0
     flags: list[tuple[bool, ...]] = []
     for child in root.spawn(calls):
         channel = TextChannel(background, np.random.default_rng(child), level_db, parameters)
@@ -55,6 +57,7 @@ def measure_rates(
             replies += 1
             cut += heard != agent_reply
         flags.append(tuple(call_flags))
+        loops += sum(event.kind == "loop" for event in channel.events)
     turns = calls * len(caller_turns)
     return MeasuredRates(
         word_error_rate=errors / words if words else 0.0,
@@ -62,4 +65,5 @@ def measure_rates(
         barge_in_rate=cut / replies if replies else 0.0,
         caller_turns=turns,
         spurious_by_turn=tuple(flags),
+        loops_per_turn=loops / turns if turns else 0.0,
     )

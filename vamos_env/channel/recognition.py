@@ -5,13 +5,15 @@ A caller turn is treated as a recogniser's transcript: words as written, codes
 The model works word by word:
 
 - an ordinary word is misrecognised with the condition's word error rate; the
-  error is a substitution (a similar-sounding word from ``CONFUSABLE`` where one
-  exists, a neighbouring digit inside a numeral, otherwise a one-vowel slip, the
-  way recognisers misspell names and rare words), a deletion, or an inserted
-  filler before it;
+  error is a substitution (one of the replacements measured for that word in the
+  parameter file's ``confusions`` table, else a similar-sounding word from
+  ``CONFUSABLE``, a neighbouring digit inside a numeral, otherwise a one-vowel
+  slip, the way recognisers misspell names and rare words), a deletion, or an
+  inserted filler before it;
 - a code is read digit by digit, so each digit is its own word: it is dropped or
-  misheard (``DIGIT_CONFUSIONS``), which is how a correct account number turns
-  into a failed verification;
+  misheard (the measured ``confusions.digits`` where the file has them, else
+  ``DIGIT_CONFUSIONS``), which is how a correct account number turns into a failed
+  verification;
 - an email address is mangled as a whole, in the ways recognisers do it (dots
   lost, letters slipped, the spoken form written out).
 
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vamos_env.channel.parameters import Condition
+from vamos_env.channel.parameters import NO_CONFUSIONS, Condition, Confusions
 
 # Similar-sounding words a recogniser swaps (both directions). Our own list.
 _PAIRS = (
@@ -137,12 +139,60 @@ def word_error_rate(pairs: Sequence[tuple[str, str]]) -> float:
     return errors / words if words else 0.0
 
 
-class Recogniser:
-    """Applies one condition's recognition errors to text, drawing from one generator."""
+def _with_case(original: str, replacement: str) -> str:
+    return replacement.capitalize() if original[:1].isupper() else replacement
 
-    def __init__(self, condition: Condition, rng: np.random.Generator) -> None:
+
+def repetition_loop(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(extra copies, extra words) of the biggest loop in ``hypothesis``; (0, 0) if none.
+
+    A loop is a phrase of 2-6 words written twice or more in a row, or one word
+    three times or more, more often than the reference says it: how Whisper loops
+    on a segment it cannot place. The biggest is the one adding the most words.
+    """
+    hyp, ref = tokens(hypothesis), tokens(reference)
+    best = (0, 0)
+    for size in range(6, 0, -1):
+        need = 2 if size > 1 else 3
+        for start in range(len(hyp) - size * need + 1):
+            phrase = hyp[start : start + size]
+            copies = 1
+            while hyp[start + copies * size : start + (copies + 1) * size] == phrase:
+                copies += 1
+            extra = copies - max(1, _copies_in(ref, phrase))
+            if copies >= need and extra > 0 and extra * size > best[1]:
+                best = (extra, extra * size)
+    return best
+
+
+def _copies_in(words: list[str], phrase: list[str]) -> int:
+    """The most back-to-back copies of ``phrase`` in ``words``."""
+    size, most = len(phrase), 0
+    for start in range(len(words) - size + 1):
+        copies = 0
+        while words[start + copies * size : start + (copies + 1) * size] == phrase:
+            copies += 1
+        most = max(most, copies)
+    return most
+
+
+class Recogniser:
+    """Applies one condition's recognition errors to text, drawing from one generator.
+
+    ``confusions`` are the parameter file's measured substitution tables. Where a
+    table has no entry the built-in pairs apply and nothing extra is drawn, so
+    empty tables reproduce the built-in model's seeded output exactly.
+    """
+
+    def __init__(
+        self,
+        condition: Condition,
+        rng: np.random.Generator,
+        confusions: Confusions = NO_CONFUSIONS,
+    ) -> None:
         self.condition = condition
         self.rng = rng
+        self.confusions = confusions
 
     def transcribe(self, text: str) -> str:
         out: list[str] = []
@@ -179,7 +229,7 @@ class Recogniser:
             if self.rng.random() >= self.condition.word_error_rate:
                 digits.append(char)
             elif self.rng.random() >= self.condition.digit_deletion:
-                digits.append(DIGIT_CONFUSIONS[char])
+                digits.append(self._mishear_digit(char))
         # Keep the caller's grouping where the digits still fill it (4417-90781).
         groups = [len(g) for g in core.split("-")]
         if len(groups) > 1 and len(digits) == sum(groups):
@@ -190,15 +240,23 @@ class Recogniser:
             return "-".join(parts)
         return "".join(digits)
 
+    def _mishear_digit(self, digit: str) -> str:
+        observed = self.confusions.digits.get(digit)
+        if observed:
+            return observed[int(self.rng.integers(len(observed)))]
+        return DIGIT_CONFUSIONS[digit]
+
     def _substitute(self, core: str) -> str:
         lower = core.lower()
+        observed = self.confusions.words.get(lower)
+        if observed:
+            return _with_case(core, observed[int(self.rng.integers(len(observed)))])
         if lower in CONFUSABLE:
-            swapped = CONFUSABLE[lower]
-            return swapped.capitalize() if core[:1].isupper() else swapped
+            return _with_case(core, CONFUSABLE[lower])
         positions = [i for i, ch in enumerate(core) if ch.isdigit()]
         if positions:
             i = int(self.rng.choice(positions))
-            return core[:i] + DIGIT_CONFUSIONS[core[i]] + core[i + 1 :]
+            return core[:i] + self._mishear_digit(core[i]) + core[i + 1 :]
         vowels = [i for i, ch in enumerate(lower) if ch in _VOWELS]
         if not vowels:
             return core + "s"

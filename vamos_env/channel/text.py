@@ -1,14 +1,18 @@
 """The text channel: a seeded model of what a voice pipeline does to a call in a noisy room.
 
-Three effects, as the published traces show them:
+Three effects, as the published traces show them, and a fourth the audio
+channel measures:
 
-1. **Recognition errors** in the caller's words (``recognition.Recogniser``).
+1. **Recognition errors** in the caller's words (``recognition.Recogniser``),
+   with background words leaking into them.
 2. **Spurious turns**: background speech picked up while the caller is silent
    reaches the agent as if the caller said it. The television reads tech news in
    bursts with gaps and carries on where it left off; the cafe gives fragments
    of other tables' talk; the street, passers-by.
 3. **False barge-in**: background sound trips the voice detector while the agent
    speaks, so the caller hears only the first part of the reply.
+4. **Repetition loops**: under loud background speech Whisper sometimes writes a
+   phrase of the turn again and again ("I'd like to pay I'd like to pay ...").
 
 The background runs across the whole call: a burst that started during one turn
 continues into the next. The clean room is the identity and draws nothing from
@@ -34,7 +38,7 @@ from vamos_env.channel.parameters import (
 )
 from vamos_env.channel.recognition import Recogniser
 
-EventKind = Literal["recognised", "spurious_turn", "leak", "barge_in"]
+EventKind = Literal["recognised", "spurious_turn", "leak", "loop", "barge_in"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class TextChannel:
         if self.condition is None:
             return
         spec = self.parameters.backgrounds[self.background]
-        self._recogniser = Recogniser(self.condition, self.rng)
+        self._recogniser = Recogniser(self.condition, self.rng, self.parameters.confusions)
         if spec.speech != "none":
             self._sentences = getattr(background_speech(), spec.speech)
             # The reading starts somewhere in the programme, not at its first line.
@@ -99,13 +103,21 @@ class TextChannel:
         heard = self._recogniser.transcribe(caller_text)
         if self._on and c.leak_rate and self.rng.random() < c.leak_rate:
             heard = self._leak_into(heard)
+        # The rate is checked before drawing: conditions without loops keep their random streams.
+        if self._on and c.repetition_loop_rate and self.rng.random() < c.repetition_loop_rate:
+            heard = self._loop(heard)
         self._log("recognised", caller_text, heard)
         turns = [heard]  # may be empty: every word was lost, and the agent hears silence
-        if self._on and c.spurious_turn_rate and self.rng.random() < c.spurious_turn_rate:
-            sentence = self._next_sentence()
-            received = self._recogniser.transcribe(sentence)
-            self._log("spurious_turn", sentence, received)
-            turns.append(received)
+        if self._on and c.spurious_turn_rate:
+            # The rate is a mean per turn and may pass 1 (a television reading through a
+            # whole turn and reply): its whole part always, its fraction by chance.
+            whole = math.floor(c.spurious_turn_rate)
+            count = whole + (self.rng.random() < c.spurious_turn_rate - whole)
+            for _ in range(count):
+                sentence = self._next_sentence()
+                received = self._recogniser.transcribe(sentence)
+                self._log("spurious_turn", sentence, received)
+                turns.append(received)
         return turns
 
     def to_caller(self, agent_text: str) -> str:
@@ -152,6 +164,21 @@ class TextChannel:
         at = int(self.rng.integers(len(words) + 1))
         result = " ".join([*words[:at], *leaked, *words[at:]])
         self._log("leak", " ".join(leaked), result)
+        return result
+
+    def _loop(self, heard: str) -> str:
+        assert self.condition is not None
+        words = heard.split()
+        if not words:
+            return heard
+        length = min(len(words), int(self.rng.integers(2, 6)))
+        start = int(self.rng.integers(len(words) - length + 1))
+        low, high = self.condition.repetition_repeats
+        repeats = int(self.rng.integers(low, high + 1))
+        phrase = words[start : start + length]
+        end = start + length
+        result = " ".join([*words[:end], *phrase * repeats, *words[end:]])
+        self._log("loop", " ".join(phrase), result)
         return result
 
     def _log(self, kind: EventKind, sent: str, received: str) -> None:
