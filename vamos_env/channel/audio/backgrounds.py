@@ -2,11 +2,17 @@
 
 - **street**: band-limited brown noise, passing engines (a low harmonic hum that
   swells and fades), horns, the odd passer-by's line;
-- **cafe**: three other tables talking low (the bundled voice at other pitches,
-  low-passed), cup and cutlery clinks, a room rumble;
-- **television**: a tech-news reading in order, in a voice pitched unlike the
-  caller's, that runs ``TV_ON_S`` seconds and pauses ``TV_OFF_S``, from a seeded
-  point in that cycle.
+- **cafe**: six other tables talking at once in six different voices (espeak-ng,
+  flite and Piper), low-passed and reverberated together in a room with a 0.7 s
+  reverberation time, so they blur into babble as real cafe talk does, with cup
+  and cutlery clinks and a room rumble;
+- **television**: a tech-news reading in order, in flite's ``rms`` voice (unlike
+  every caller voice), that runs ``TV_ON_S`` seconds and pauses ``TV_OFF_S``,
+  from a seeded point in that cycle.
+
+Voices of an engine that is not installed (the Debian packages espeak-ng and
+flite) fall back to the Piper voice at another pitch; the calibration's header
+names the voices it ran with.
 
 A stream is one call's background: ``take(n)`` hands out the next ``n`` samples,
 so a burst that began while the agent spoke carries on into the caller's turn.
@@ -30,8 +36,49 @@ REFERENCE_RMS = 0.1  # the caller's active speech level; backgrounds are set rel
 BLOCK_S = 8.0
 TV_ON_S = 40.0
 TV_OFF_S = 60.0
-_CAFE_VOICES = (engines.Voice(0.84, 1.05), engines.Voice(1.12, 1.0), engines.Voice(1.34, 0.95))
+CAFE_RT60_S = 0.7
+# Each voice with the Piper stand-in used when its engine is missing.
+_CAFE_VOICES = (
+    (engines.Voice(engine="espeak-ng", name="en-gb+f2", words_per_minute=160), engines.Voice(1.3)),
+    (engines.Voice(engine="flite", name="awb"), engines.Voice(0.86, 1.05)),
+    (engines.Voice(0.84, 1.05), engines.Voice(0.84, 1.05)),
+    (engines.Voice(engine="espeak-ng", name="en-us+m3", words_per_minute=150), engines.Voice(0.9)),
+    (engines.Voice(engine="flite", name="kal16"), engines.Voice(1.15, 0.95)),
+    (engines.Voice(1.12, 1.0), engines.Voice(1.12, 1.0)),
+)
 _STREET_VOICE = engines.Voice(0.92, 1.0)
+_TV_VOICE = (engines.Voice(engine="flite", name="rms"), engines.NEWSREADER)
+
+
+def _installed(voice: engines.Voice, stand_in: engines.Voice) -> engines.Voice:
+    return voice if engines.engine_missing(voice.engine) is None else stand_in
+
+
+def background_voices(name: BackgroundName) -> tuple[engines.Voice, ...]:
+    """The voices a background speaks with on this machine."""
+    if name == "television":
+        return (_installed(*_TV_VOICE),)
+    if name == "cafe":
+        return tuple(_installed(*pair) for pair in _CAFE_VOICES)
+    if name == "street":
+        return (_STREET_VOICE,)
+    return ()
+
+
+def _room_response(rng: np.random.Generator, rt60_s: float) -> Audio:
+    """A diffuse room's impulse response: a direct path and exponentially decaying noise."""
+    t = np.arange(int(rt60_s * RATE)) / RATE
+    tail = rng.standard_normal(len(t)) * np.exp(-6.91 * t / rt60_s)  # -60 dB at rt60
+    tail[0] = 1.0
+    return np.asarray(tail / np.sqrt(np.sum(np.square(tail))), dtype=np.float64)
+
+
+def _convolve(audio: Audio, response: Audio) -> Audio:
+    """Full linear convolution by FFT (len(audio) + len(response) - 1 samples)."""
+    n = len(audio) + len(response) - 1
+    size = 1 << (n - 1).bit_length()
+    out = np.fft.irfft(np.fft.rfft(audio, size) * np.fft.rfft(response, size), size)[:n]
+    return np.asarray(out, dtype=np.float64)
 
 
 @dataclass
@@ -116,25 +163,26 @@ class BackgroundStream:
     def __post_init__(self) -> None:
         self._buffer: Audio = np.zeros(0)
         self._elapsed = 0
+        self._consumed = 0
         lines = background_speech()
         self._tracks: list[_SpeechTrack] = []
         self._tv_offset = 0
+        self._tail: Audio = np.zeros(0)  # the cafe's reverberation running into the next block
+        self._room: Audio = np.zeros(0)
+        voices = background_voices(self.name)
         if self.name == "television":
             start = int(self.rng.integers(len(lines.television)))
             self._tracks.append(
-                _SpeechTrack(
-                    lines.television, engines.NEWSREADER, self.rng, (0.7, 1.6), True, start
-                )
+                _SpeechTrack(lines.television, voices[0], self.rng, (0.7, 1.6), True, start)
             )
             self._tv_offset = int(self.rng.uniform(0.0, TV_ON_S + TV_OFF_S) * RATE)
         elif self.name == "cafe":
             self._tracks = [
-                _SpeechTrack(lines.cafe, v, self.rng, (0.5, 3.0), False) for v in _CAFE_VOICES
+                _SpeechTrack(lines.cafe, v, self.rng, (0.3, 2.5), False) for v in voices
             ]
+            self._room = _room_response(self.rng, CAFE_RT60_S)
         elif self.name == "street":
-            self._tracks.append(
-                _SpeechTrack(lines.street, _STREET_VOICE, self.rng, (8.0, 25.0), False)
-            )
+            self._tracks.append(_SpeechTrack(lines.street, voices[0], self.rng, (8.0, 25.0), False))
         self._gain = 0.0
         if self.name != "clean":
             target = np.sqrt(self.ratio) * REFERENCE_RMS
@@ -156,8 +204,18 @@ class BackgroundStream:
     def elapsed(self) -> int:
         return self._elapsed
 
+    @property
+    def consumed(self) -> int:
+        """Samples handed out so far: where the call is in the background's timeline."""
+        return self._consumed
+
+    def speaking_between(self, start: int, end: int) -> bool:
+        """Whether the background speaks at any point of [start, end) (checked every 0.25 s)."""
+        return any(self.burst_on(s) for s in range(start, max(end, start + 1), RATE // 4))
+
     def take(self, n: int) -> Audio:
         """The next ``n`` samples of the background."""
+        self._consumed += n
         while len(self._buffer) < n:
             self._buffer = np.concatenate([self._buffer, self._block()])
         out, self._buffer = self._buffer[:n], self._buffer[n:]
@@ -178,8 +236,11 @@ class BackgroundStream:
                 _add(out, at, _horn(rng))
             out += 0.5 * band(self._tracks[0].take(n), 150.0, 3500.0)
         elif self.name == "cafe":
-            talk = sum(track.take(n) for track in self._tracks)
-            out = 0.8 * band(np.asarray(talk, dtype=np.float64), 100.0, 2500.0)
+            talk = band(np.asarray(sum(track.take(n) for track in self._tracks)), 100.0, 2500.0)
+            wet = _convolve(talk, self._room)
+            wet[: len(self._tail)] += self._tail
+            self._tail = wet[n:]
+            out = 0.8 * wet[:n]
             out += 0.5 * _brown(rng, n, 20.0, 180.0)
             for at in _events(rng, n, 1 / 3):
                 _add(out, at, _clink(rng))

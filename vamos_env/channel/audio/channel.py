@@ -2,11 +2,13 @@
 
 For each caller turn: Piper speaks the caller's words, the call's background
 (continuing from the last turn) is mixed under them, digital silence is dithered,
-an energy voice-activity detector cuts the mix into segments, and Whisper
-recognises each. Segments that touch the caller's speech make the recognised
-turn; segments of background alone become spurious turns. For each agent reply
-the detector listens to the background while the agent speaks: the first
-segment it fires on cuts the reply there (a false barge-in).
+the pipeline's voice-activity detector (Silero behind a loudness gate, see
+``vad``) cuts the mix into segments, and Whisper recognises each. Segments that
+touch the caller's speech make the recognised turn; segments of background alone
+become spurious turns. For each agent reply the detector listens to the background
+while the agent speaks: where it first confirms speech, the reply is cut (a false
+barge-in), and what the recogniser makes of that speech reaches the agent with the
+caller's next turn, as a deployed pipeline would pass it on.
 
 Slow (about a second per turn on 2 cores) and optional: ``vamos-env[audio]``.
 """
@@ -26,21 +28,16 @@ from vamos_env.channel.audio.dsp import (
     RATE,
     Audio,
     active_rms,
-    band,
     dither,
     ratio_for_level,
     silence,
     to_pcm16,
 )
+from vamos_env.channel.audio.vad import SpeechDetector, whole_windows
 from vamos_env.channel.parameters import DEFAULT_LEVEL_DB, BackgroundName
-from vamos_env.channel.recognition import is_code
+from vamos_env.channel.recognition import is_code, repetition_loop
 from vamos_env.channel.text import ChannelEvent
 
-FRAME_S = 0.02
-# The detector fires at 15 dB under the reference speech level, in the speech band.
-VAD_THRESHOLD_RMS = REFERENCE_RMS * 10 ** (-15 / 20)
-VAD_HANGOVER_S = 0.3
-VAD_MIN_SEGMENT_S = 0.25
 _EMAIL = re.compile(r"^([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)$")
 _WORDLESS = re.compile(r"^[\W_]*$")
 
@@ -62,29 +59,10 @@ def spoken_form(text: str) -> str:
 
 
 def detect_speech(audio: Audio) -> list[tuple[int, int]]:
-    """Energy VAD: (start, end) sample ranges whose speech-band level crosses the threshold."""
-    frame = int(FRAME_S * RATE)
-    usable = len(audio) // frame * frame
-    if usable == 0:
-        return []
-    voiced = band(audio[:usable], 250.0, 3800.0)
-    levels = np.sqrt(np.mean(np.square(voiced.reshape(-1, frame)), axis=1))
-    active = levels > VAD_THRESHOLD_RMS
-    hang = int(VAD_HANGOVER_S / FRAME_S)
-    segments: list[tuple[int, int]] = []
-    start = last = -1
-    for i, on in enumerate(active):
-        if on:
-            if start < 0:
-                start = i
-            elif i - last > hang:
-                segments.append((start, last + 1))
-                start = i
-            last = i
-    if start >= 0:
-        segments.append((start, last + 1))
-    shortest = VAD_MIN_SEGMENT_S / FRAME_S
-    return [(a * frame, b * frame) for a, b in segments if b - a >= shortest]
+    """(start, end) sample ranges of speech in a clip, by a fresh detector (zero-padded)."""
+    padded = np.zeros(whole_windows(len(audio)))
+    padded[: len(audio)] = audio
+    return [(a, min(b, len(audio))) for a, b in SpeechDetector().segments(padded)]
 
 
 @dataclass
@@ -108,6 +86,10 @@ class AudioChannel:
 
     def __post_init__(self) -> None:
         self.stream = BackgroundStream(self.background, self.rng, ratio_for_level(self.level_db))
+        self.detector = SpeechDetector()  # runs over the whole call, turn after turn
+        # Background speech that interrupted a reply: the recogniser transcribed it, and the
+        # agent receives it with the caller's next turn.
+        self._overheard: list[str] = []
         self._turn = 0
 
     @property
@@ -118,7 +100,10 @@ class AudioChannel:
         """The caller turn in the room: (mixed 16 kHz audio, the caller's speech sample range)."""
         speech = engines.synthesize(spoken_form(caller_text), self.voice)
         speech = speech * (REFERENCE_RMS / max(active_rms(speech), 1e-9))
-        lead, tail = silence(self.lead_s), silence(self.tail_s)
+        lead = silence(self.lead_s)
+        # The tail rounds the turn to whole detector windows (the detector streams the call).
+        tail = np.zeros(whole_windows(len(lead) + len(speech) + len(silence(self.tail_s))))
+        tail = tail[len(lead) + len(speech) :]
         mixed = np.concatenate([lead, speech, tail])
         mixed += self.stream.take(len(mixed))
         return dither(mixed, self.rng), (len(lead), len(lead) + len(speech))
@@ -131,15 +116,21 @@ class AudioChannel:
             self.audio.append(to_pcm16(mixed))
         caller_segments: list[tuple[int, int]] = []
         background_segments: list[tuple[int, int]] = []
-        for a, b in detect_speech(mixed):
+        for a, b in self.detector.segments(mixed):
             (caller_segments if a < s1 and b > s0 else background_segments).append((a, b))
         heard = ""
         if caller_segments:
             a = caller_segments[0][0]
             b = caller_segments[-1][1]
             heard = engines.transcribe(mixed[a:b])
+        if repetition_loop(caller_text, heard)[0]:
+            self.events.append(ChannelEvent("loop", caller_text, heard, self._turn))
         self.events.append(ChannelEvent("recognised", caller_text, heard, self._turn))
         turns = [heard]
+        for text in self._overheard:
+            self.events.append(ChannelEvent("spurious_turn", "", text, self._turn))
+            turns.append(text)
+        self._overheard = []
         for a, b in background_segments:
             text = engines.transcribe(mixed[a:b])
             if not _WORDLESS.match(text):
@@ -151,16 +142,18 @@ class AudioChannel:
         """What the caller hears of the reply: cut where the detector first fires on the room."""
         words = agent_text.split()
         seconds = len(words) / self.speaking_rate_wpm * 60.0
-        room = self.stream.take(int(seconds * RATE))
-        if len(words) < 2:
+        room = self.stream.take(whole_windows(int(seconds * RATE)))
+        heard = self.detector.listen(room)  # it hears the room even under a one-word reply
+        for a, b in heard.segments:
+            text = engines.transcribe(room[a:b])
+            if not _WORDLESS.match(text):
+                self._overheard.append(text)
+        if len(words) < 2 or not heard.onsets:
             return agent_text
-        segments = detect_speech(room)
-        if not segments:
-            return agent_text
-        at = segments[0][0] / RATE
+        at = heard.onsets[0] / RATE
         kept = max(1, math.floor(len(words) * at / seconds))
         if kept >= len(words):
             return agent_text
-        heard = " ".join(words[:kept])
-        self.events.append(ChannelEvent("barge_in", agent_text, heard, self._turn))
-        return heard
+        cut = " ".join(words[:kept])
+        self.events.append(ChannelEvent("barge_in", agent_text, cut, self._turn))
+        return cut
