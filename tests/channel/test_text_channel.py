@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import pytest
 
 from vamos_env.channel import (
     BACKGROUNDS,
+    BackgroundName,
     TextChannel,
     measure_rates,
     shipped_parameters,
     word_error_rate,
     word_errors,
 )
-from vamos_env.channel.parameters import ParameterFileError, parse_parameters
+from vamos_env.channel.parameters import (
+    ChannelParameters,
+    Expected,
+    ParameterFileError,
+    parse_parameters,
+)
+from vamos_env.channel.rates import MeasuredRates
 from vamos_env.channel.recognition import CONFUSABLE, Recogniser, tokens
 
 # Caller turns of the kinds a call has: identity, codes, amounts, an email, requests, answers.
@@ -42,8 +50,23 @@ CONDITIONS = [
 ]
 
 
-def channel(background: str, level: int = 25, seed: int = 0) -> TextChannel:
+def channel(background: BackgroundName, level: int = 25, seed: int = 0) -> TextChannel:
     return TextChannel(background, np.random.default_rng(seed), level)
+
+
+def with_condition(background: BackgroundName, level: int, **changes: Any) -> ChannelParameters:
+    """The shipped parameters with one condition's fields changed."""
+    raw = shipped_parameters().model_dump(mode="json")
+    raw["backgrounds"][background]["levels"][str(level)].update(changes)
+    return parse_parameters(raw)
+
+
+def assert_in_bands(rates: MeasuredRates, expected: Expected) -> None:
+    assert rates.word_error_rate in expected.word_error_rate, rates.word_error_rate
+    assert rates.spurious_turns_per_turn in expected.spurious_turns_per_turn, rates
+    assert rates.barge_in_rate in expected.barge_in_rate, rates.barge_in_rate
+    if expected.loops_per_turn is not None:
+        assert rates.loops_per_turn in expected.loops_per_turn, rates.loops_per_turn
 
 
 def test_clean_is_the_identity_and_draws_nothing() -> None:
@@ -58,12 +81,10 @@ def test_clean_is_the_identity_and_draws_nothing() -> None:
 
 
 @pytest.mark.parametrize(("background", "level"), CONDITIONS)
-def test_rates_fall_in_the_parameter_file_bands(background: str, level: int) -> None:
+def test_rates_fall_in_the_parameter_file_bands(background: BackgroundName, level: int) -> None:
     expected = shipped_parameters().backgrounds[background].levels[str(level)].expected
     rates = measure_rates(background, level, CALLER_TURNS, AGENT_REPLY, calls=250, seed=11)
-    assert rates.word_error_rate in expected.word_error_rate, rates.word_error_rate
-    assert rates.spurious_turns_per_turn in expected.spurious_turns_per_turn, rates
-    assert rates.barge_in_rate in expected.barge_in_rate, rates.barge_in_rate
+    assert_in_bands(rates, expected)
 
 
 def test_harder_levels_are_harder() -> None:
@@ -77,14 +98,20 @@ def test_harder_levels_are_harder() -> None:
 
 
 def test_television_insertions_come_in_bursts_and_cafe_ones_do_not() -> None:
-    def clustering(background: str) -> float:
-        rates = measure_rates(background, 25, CALLER_TURNS, AGENT_REPLY, calls=400, seed=8)
+    def clustering(background: BackgroundName, level: int) -> float:
+        """P(spurious next turn | spurious now) / P(spurious in a turn)."""
+        rates = measure_rates(background, level, CALLER_TURNS, AGENT_REPLY, calls=400, seed=8)
         after_one = [b for call in rates.spurious_by_turn for a, b in pairwise(call) if a]
-        return (sum(after_one) / len(after_one)) / rates.spurious_turns_per_turn
+        flags = [flag for call in rates.spurious_by_turn for flag in call]
+        return (sum(after_one) / len(after_one)) / (sum(flags) / len(flags))
 
-    # A spurious turn makes the next one far likelier on television (a burst), not in a cafe.
-    assert clustering("television") > 1.6
-    assert 0.5 < clustering("cafe") < 1.5
+    # A spurious turn makes the next one likelier on television (a burst), not in a cafe.
+    bursts = shipped_parameters().backgrounds["television"].bursts
+    assert bursts is not None
+    # With every turn of a burst spurious, the ratio is ((on - 1) / on) / on_fraction.
+    burst_ratio = (bursts.on_turns - 1) / bursts.on_turns / bursts.on_fraction
+    assert clustering("television", 25) > 0.9 * burst_ratio > 1.0
+    assert 0.9 < clustering("cafe", 10) < 1.1
 
 
 def test_television_reads_on_where_it_left_off() -> None:
@@ -125,7 +152,8 @@ def test_barge_in_keeps_the_first_part_of_the_reply() -> None:
 
 
 def test_recognition_errors_look_like_a_recogniser() -> None:
-    condition = shipped_parameters().condition("television", 5)
+    # The shipped emails are always mangled (Whisper tiny misspells the names); half here.
+    condition = with_condition("television", 5, email_error_rate=0.5).condition("television", 5)
     assert condition is not None
     recogniser = Recogniser(condition, np.random.default_rng(0))
     outputs = [recogniser.transcribe("My account number is 4417-90781.") for _ in range(300)]
@@ -166,11 +194,130 @@ def test_parameter_file_is_strict() -> None:
 
 
 def test_television_pauses_periodically_and_is_silent_in_the_gaps() -> None:
+    bursts = shipped_parameters().backgrounds["television"].bursts
+    assert bursts is not None
+    cycle = bursts.on_turns + bursts.off_turns
     tv = channel("television", 5, 9)
     speaking = []
-    for _ in range(40):
+    for _ in range(4 * cycle):
         tv.to_agent("Okay.")
         speaking.append(tv.background_speaking)
-    assert speaking[:30] == speaking[10:40] and sum(speaking[:10]) == 4  # 4 on, 6 off
+    assert speaking[: 3 * cycle] == speaking[cycle:]
+    assert sum(speaking[:cycle]) == bursts.on_turns
     spurious_turns = {e.turn for e in tv.events if e.kind == "spurious_turn"}
     assert spurious_turns and all(speaking[t - 1] for t in spurious_turns)
+
+
+def test_loops_come_at_the_configured_rate_and_only_during_bursts() -> None:
+    parameters = with_condition("television", 10, repetition_loop_rate=0.5)
+    on_turns = loops = 0
+    for seed in range(150):
+        tv = TextChannel("television", np.random.default_rng(seed), 10, parameters)
+        speaking = []
+        for text in CALLER_TURNS:
+            tv.to_agent(text)
+            speaking.append(tv.background_speaking)
+        loop_turns = [e.turn for e in tv.events if e.kind == "loop"]
+        assert all(speaking[t - 1] for t in loop_turns)
+        on_turns += sum(speaking)
+        loops += len(loop_turns)
+    assert on_turns > 500 and 0.44 < loops / on_turns < 0.56
+
+
+def test_a_loop_repeats_a_phrase_of_the_recognised_turn_right_after_itself() -> None:
+    # No recognition errors and no leaks, so the recognised turn is the caller's text.
+    parameters = with_condition(
+        "cafe",
+        25,
+        word_error_rate=0.0,
+        email_error_rate=0.0,
+        leak_rate=0.0,
+        repetition_loop_rate=1.0,
+        repetition_repeats=[2, 4],
+    )
+    cafe = TextChannel("cafe", np.random.default_rng(1), 25, parameters)
+    lengths, repeats = set(), set()
+    for text in CALLER_TURNS * 10:
+        before = len(cafe.events)
+        heard = cafe.to_agent(text)[0]
+        (loop,) = [e for e in cafe.events[before:] if e.kind == "loop"]
+        assert loop.received == heard
+        words, phrase = text.split(), loop.sent.split()
+        assert 2 <= len(phrase) <= 5 or phrase == words
+        matches = [
+            (start, k)
+            for start in range(len(words) - len(phrase) + 1)
+            for k in (2, 3, 4)
+            if words[start : start + len(phrase)] == phrase
+            and heard.split()
+            == [*words[: start + len(phrase)], *phrase * k, *words[start + len(phrase) :]]
+        ]
+        assert matches, (text, heard)
+        lengths.add(len(phrase))
+        repeats.add(matches[0][1])
+    assert lengths == {2, 3, 4, 5} and repeats == {2, 3, 4}
+    one_word = TextChannel("cafe", np.random.default_rng(2), 25, parameters).to_agent("Okay.")[0]
+    assert one_word in {"Okay. Okay. Okay.", "Okay. Okay. Okay. Okay.", "Okay. " * 4 + "Okay."}
+
+
+def test_loop_bands_are_checked_when_present() -> None:
+    bursts = shipped_parameters().backgrounds["television"].bursts
+    assert bursts is not None
+    mean = 0.5 * bursts.on_fraction  # loops at 0.5 per turn, only during bursts
+    band = {"low": mean - 0.05, "high": mean + 0.05}
+    expected = shipped_parameters().backgrounds["television"].levels["10"].expected
+    parameters = with_condition(
+        "television",
+        10,
+        repetition_loop_rate=0.5,
+        expected=expected.model_dump() | {"loops_per_turn": band},
+    )
+    condition = parameters.condition("television", 10)
+    assert condition is not None and condition.expected.loops_per_turn is not None
+    rates = measure_rates(
+        "television", 10, CALLER_TURNS, AGENT_REPLY, calls=100, seed=11, parameters=parameters
+    )
+    # Loops add words, so only the loop band is held here.
+    assert rates.loops_per_turn in condition.expected.loops_per_turn
+    wrong = condition.expected.model_copy(
+        update={
+            "loops_per_turn": condition.expected.loops_per_turn.model_copy(update={"high": 0.1}),
+            "word_error_rate": condition.expected.word_error_rate.model_copy(update={"high": 1}),
+        }
+    )
+    with pytest.raises(AssertionError):
+        assert_in_bands(rates, wrong)
+    no_loops = with_condition("television", 10, repetition_loop_rate=0.0)
+    without = measure_rates(
+        "television", 10, CALLER_TURNS, AGENT_REPLY, calls=20, seed=11, parameters=no_loops
+    )
+    assert without.loops_per_turn == 0.0
+
+
+def test_repetition_repeats_are_validated() -> None:
+    for repeats, actual in (([0, 2], r"\(0, 2\)"), ([3, 2], r"\(3, 2\)")):
+        with pytest.raises(
+            ParameterFileError,
+            match=rf"repetition_repeats must be .*1 <= low <= high, got {actual}",
+        ):
+            with_condition("cafe", 25, repetition_repeats=repeats)
+    with pytest.raises(ParameterFileError, match="repetition_loop_rate"):
+        with_condition("cafe", 25, repetition_loop_rate=1.5)
+    raw = shipped_parameters().model_dump(mode="json")
+    raw["backgrounds"]["street"]["speech"] = "none"
+    for condition in raw["backgrounds"]["street"]["levels"].values():
+        condition.update(leak_rate=0.0, spurious_turn_rate=0.0, repetition_loop_rate=0.1)
+    with pytest.raises(ParameterFileError, match="loops need a speech source"):
+        parse_parameters(raw)
+
+
+def test_a_spurious_rate_above_one_gives_several_turns_while_the_room_speaks() -> None:
+    parameters = with_condition("street", 25, spurious_turn_rate=2.5, leak_rate=0.0)
+    counts = []
+    for seed in range(40):
+        ch = TextChannel("street", np.random.default_rng(seed), 25, parameters)
+        counts.extend(len(ch.to_agent("Yes, that's right.")) - 1 for _ in range(5))
+    assert set(counts) == {2, 3}
+    assert abs(np.mean(counts) - 2.5) < 0.1
+    with pytest.raises(ParameterFileError, match="spurious_turn_rate"):
+        with_condition("street", 25, spurious_turn_rate=5.5)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from vamos_env.channel.parameters import parameters_digest
 from vamos_env.runner import EvalConfig, RunFolderError, evaluate, read_store
 
 
@@ -49,6 +50,12 @@ def test_a_run_folder_keeps_its_trial_and_caller(tmp_path: Path, test_stack: Any
         evaluate(config(tmp_path, one, tasks="exam:1", repeats=1, trial_id="other"))
     with pytest.raises(RunFolderError, match="max_agent_turns"):
         evaluate(config(tmp_path, one, tasks="exam:1", repeats=1, max_agent_turns=10))
+    # Calls made under another text-channel parameter file are not comparable either.
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    assert manifest["channel_parameters"] == parameters_digest()
+    (tmp_path / "run.json").write_text(json.dumps(manifest | {"channel_parameters": "0" * 16}))
+    with pytest.raises(RunFolderError, match="channel_parameters='0000000000000000'"):
+        evaluate(config(tmp_path, one, tasks="exam:1", repeats=1))
 
 
 def test_the_progress_line_says_done_pass_rate_and_eta(tmp_path: Path, test_stack: Any) -> None:

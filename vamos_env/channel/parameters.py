@@ -18,6 +18,7 @@ its own built-in pairs.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -267,6 +268,13 @@ def parse_parameters(raw: Any) -> ChannelParameters:
         return ChannelParameters.model_validate(raw)
     except ValidationError as exc:
         raise ParameterFileError(f"not a valid channel parameter file:\n{exc}") from exc
+
+
+@lru_cache(maxsize=1)
+def parameters_digest() -> str:
+    """A short SHA-256 of the shipped parameter file: run folders record which file made them."""
+    raw = resources.files("vamos_env.channel").joinpath("data", PARAMETER_FILE).read_bytes()
+    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 @lru_cache(maxsize=1)

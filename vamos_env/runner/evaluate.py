@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from vamos_env import __version__
+from vamos_env.channel.parameters import parameters_digest
 from vamos_env.grading.llm import Price, load_prices
 from vamos_env.runner.backends import AsyncStats, Finished, LocalBackend, RayBackend
 from vamos_env.runner.plan import (
@@ -35,7 +36,16 @@ from vamos_env.runner.store import ResultStore
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "run.json"
 # What must match for calls of one run folder to be comparable.
-_FIXED = ("trial_id", "caller", "max_agent_turns", "level_db", "channel")
+# A run folder's calls are comparable only under these; the channel parameters are the
+# shipped text-channel file's digest (a recalibrated file changes every noisy call).
+_FIXED = (
+    "trial_id",
+    "caller",
+    "max_agent_turns",
+    "level_db",
+    "channel",
+    "channel_parameters",
+)
 
 
 @dataclass
@@ -96,6 +106,7 @@ def _manifest(
         "max_agent_turns": config.max_agent_turns,
         "level_db": config.level_db,
         "channel": config.channel,
+        "channel_parameters": parameters_digest(),
         "timeout_s": config.timeout_s,
         "task_source": selection.source,
         "task_set": selection.task_set.name,

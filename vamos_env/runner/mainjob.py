@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Literal, TextIO
 
-from vamos_env.runner.evaluate import EvalConfig, evaluate
+from vamos_env.runner.evaluate import EvalConfig, RunFolderError, evaluate
 
 
 def offline_stacks() -> list[str]:
@@ -45,18 +45,22 @@ def run_main_job(
         f"{repeats} repeats, into {out} ...",
         file=say,
     )
-    summary = evaluate(
-        EvalConfig(
-            stacks=names,
-            out=Path(out),
-            tasks=tasks,
-            repeats=repeats,
-            executor=executor,
-            num_cpus=num_cpus,
-            # Offline stacks need no rate limit: one call per core at a time.
-            max_concurrency=max(5, num_cpus or os.cpu_count() or 1),
+    try:
+        summary = evaluate(
+            EvalConfig(
+                stacks=names,
+                out=Path(out),
+                tasks=tasks,
+                repeats=repeats,
+                executor=executor,
+                num_cpus=num_cpus,
+                # Offline stacks need no rate limit: one call per core at a time.
+                max_concurrency=max(5, num_cpus or os.cpu_count() or 1),
+            )
         )
-    )
+    except RunFolderError as exc:
+        print(f"vamos demo: {exc} (or delete {out} to start it again)", file=sys.stderr)
+        return 2
     files = write_report(summary.out)
     pooled = files.metrics.pooled
     print(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 
 from vamos_env.channel.audio.backgrounds import BackgroundStream
 from vamos_env.channel.audio.calibration import calibrate, normalise_transcript
-from vamos_env.channel.audio.channel import AudioChannel
+from vamos_env.channel.audio.channel import AudioChannel, detect_speech
 from vamos_env.channel.audio.dsp import RATE
 from vamos_env.channel.parameters import BackgroundName
 from vamos_env.channel.recognition import tokens
@@ -56,11 +57,47 @@ def test_the_background_continues_across_turns() -> None:
     assert np.array_equal(whole, joined)
 
 
-def test_calibration_is_byte_identical_from_the_seed() -> None:
+def test_calibration_is_byte_identical_from_the_seed_and_per_condition() -> None:
     corpus = ("My account number is 44719023.", "Yes, that's right.")
     first = calibrate([25], ("television",), seed=4, corpus=corpus)
     assert first == calibrate([25], ("television",), seed=4, corpus=corpus)
     assert "source: calibrated" in first
+    parsed = yaml.safe_load(first)
+    assert parsed["backgrounds"]["television"]["levels"]["25"]["spurious_turn_rate"] >= 0
+    # A condition draws from its own seed: measuring others alongside does not move it.
+    both = yaml.safe_load(calibrate([25], ("street", "television"), seed=4, corpus=corpus))
+    assert both["backgrounds"]["television"] == parsed["backgrounds"]["television"]
+
+
+def test_the_detector_wants_speech_and_loudness() -> None:
+    from vamos_env.channel.audio import engines
+
+    speech = engines.synthesize("I would like to pay my bill today, please.")
+    speech = speech * (0.1 / np.sqrt(np.mean(np.square(speech))))
+    pad = np.zeros(RATE)
+    [(start, end)] = detect_speech(np.concatenate([pad, speech, pad]))
+    assert start <= RATE and end >= RATE + 0.9 * len(speech)
+    # As loud, but a tone: not speech.
+    t = np.arange(2 * RATE) / RATE
+    assert detect_speech(np.concatenate([pad, 0.1 * np.sin(2 * np.pi * 440 * t), pad])) == []
+    # Speech, but 45 dB quieter (-65 dBFS): under the loudness gate.
+    assert detect_speech(np.concatenate([pad, speech * 10 ** (-45 / 20), pad])) == []
+
+
+def test_the_detector_model_keeps_its_state_across_chunks() -> None:
+    from vamos_env.channel.audio.vad import WINDOW, SileroStream
+
+    room = BackgroundStream("cafe", np.random.default_rng(2)).take(40 * WINDOW)
+    whole = SileroStream().probabilities(room)
+    stream = SileroStream()
+    parts = np.concatenate(
+        [stream.probabilities(room[: 16 * WINDOW]), stream.probabilities(room[16 * WINDOW :])]
+    )
+    assert np.allclose(whole, parts, atol=1e-5)
+    fresh = SileroStream().probabilities(room[16 * WINDOW :])
+    assert not np.allclose(fresh, parts[16:], atol=1e-3)  # what it heard before matters
+    with pytest.raises(ValueError, match="multiple of 512"):
+        SileroStream().probabilities(room[:100])
 
 
 @pytest.mark.parametrize("voice", ["espeak-ng", "flite"])
@@ -90,3 +127,22 @@ def test_personas_get_their_voices() -> None:
     for persona in ("calm", "angry", "sceptic", "sceptic-nl"):
         voice = engines.voice_for(persona)
         assert engines.engine_missing(voice.engine) is None
+
+
+def test_the_shipped_file_is_the_calibration_output() -> None:
+    """Re-measure one shipped condition from its seed: the same figures, to the digit.
+
+    The whole file takes about nine minutes (``vamos channel calibrate --levels
+    25,10,5 --seed 0``); one condition shows the file is what the command writes.
+    """
+    from vamos_env.channel.audio.calibration import (
+        condition_entry,
+        exam_corpus,
+        measure_condition,
+    )
+    from vamos_env.channel.parameters import PARAMETER_FILE, _read_yaml
+
+    shipped = _read_yaml(PARAMETER_FILE)
+    assert shipped["source"] == "calibrated"
+    measured = condition_entry(measure_condition("street", 25, 0, exam_corpus()))
+    assert measured == shipped["backgrounds"]["street"]["levels"]["25"]

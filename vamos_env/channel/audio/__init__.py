@@ -9,17 +9,18 @@ on first use, and ``missing_reason()`` says why they cannot.
 from __future__ import annotations
 
 from vamos_env.channel.audio.backgrounds import REFERENCE_RMS, BackgroundStream
-from vamos_env.channel.audio.calibration import CORPUS, calibrate, register
+from vamos_env.channel.audio.calibration import SAMPLE_CORPUS, calibrate, exam_corpus, register
 from vamos_env.channel.audio.channel import AudioChannel, detect_speech, spoken_form
 from vamos_env.channel.audio.engines import missing_reason
 
 __all__ = [
-    "CORPUS",
     "REFERENCE_RMS",
+    "SAMPLE_CORPUS",
     "AudioChannel",
     "BackgroundStream",
     "calibrate",
     "detect_speech",
+    "exam_corpus",
     "missing_reason",
     "register",
     "spoken_form",

@@ -1,12 +1,16 @@
 """Calibrate the text channel from the audio channel: ``vamos channel calibrate``.
 
-Runs a corpus of exam-style caller turns (account numbers, amounts, dates,
-emails, names) through ``AudioChannel`` for every background and level, measures
-what Whisper did to them, and writes the text channel's parameter file in its own
-schema, with a header that says how it was made and the WER table it measured.
-Every draw comes from the seed, Piper runs without sampling noise and Whisper
-decodes greedily-deterministic beams at temperature 0, so the same seed gives
-the same bytes.
+Runs a corpus of the exam's own caller turns (the scripted caller's words when
+the reference agent plays every exam task in a quiet room, sampled by how often
+they are said, plus email addresses from the world) through ``AudioChannel`` for
+every background and level, measures what the pipeline did to them (word errors
+by kind, the substitutions themselves, dropped digits, mangled emails, leaked
+background words, repetition loops, spurious turns, cut replies), and writes the
+text channel's parameter file in its own schema, with a header that says how it
+was made and the table it measured. Each condition draws from its own generator,
+seeded by (seed, background, level), so a condition measures the same whichever
+others run with it; Piper runs without sampling noise and Whisper decodes at
+temperature 0, so the same seed gives the same bytes.
 """
 
 from __future__ import annotations
@@ -14,46 +18,101 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import yaml
 
 from vamos_env.channel.audio.channel import AudioChannel
 from vamos_env.channel.parameters import (
+    BACKGROUNDS,
     BackgroundName,
     parse_parameters,
     shipped_parameters,
 )
-from vamos_env.channel.recognition import tokens
+from vamos_env.channel.recognition import repetition_loop, tokens
 
-# Our own exam-style caller turns, written the way Whisper writes (numerals, "$", one-word email).
-CORPUS: tuple[str, ...] = (
-    "My account number is 44719023.",
-    "I'd like to pay $65.52 on March 21.",
+# Used by tests and quick runs; the shipped file is measured on ``exam_corpus()``.
+SAMPLE_CORPUS: tuple[str, ...] = (
+    "It's 4944-29875. The name is Kwame Novak.",
+    "The last bill was for $199.16.",
     "My email is jane.doe@example.com.",
-    "Yes, that's right, my name is Maria Lopez.",
-    "The postal code is 90210.",
-    "Can I set up a payment arrangement for $120 a month?",
-    "My last payment was $88.10 on August 3.",
-    "It's Robert Chen, account 55120987.",
-    "Please send the bill to paul.smith@mailbox.org.",
-    "I think my meter reading is wrong this month.",
+    "Yes, that works. Please set it up.",
+    "The zip code is 18505.",
+    "Thanks. One more thing. Can I set up a payment arrangement over 6 months for what I owe?",
 )
+DEFAULT_TURNS = 80
+EMAIL_TURNS = 6
+
+
+def exam_corpus(turns: int = DEFAULT_TURNS, seed: int = 0) -> tuple[str, ...]:
+    """``turns`` distinct caller turns from the exam, drawn by how often callers say them.
+
+    The reference agent plays each exam task once (calm caller, quiet room, seed
+    0); every distinct caller turn is weighted by its count, and ``turns -
+    EMAIL_TURNS`` are drawn without replacement. The scripted caller never spells
+    an email (the agent reads it back), so ``EMAIL_TURNS`` turns of the form "My
+    email is ..." from the world's accounts measure how emails fare.
+    """
+    from collections import Counter
+
+    from vamos_env.agents.reference import ReferenceAgent
+    from vamos_env.envs.energy.env import VamosEnergyEnv
+    from vamos_env.envs.energy.world.accounts import default_manifest
+
+    env = VamosEnergyEnv()
+    agent = ReferenceAgent()
+    said: Counter[str] = Counter()
+    for task_id in sorted(t.task_id for t in env.task_set.tasks):
+        options = {"task_id": task_id, "persona": "calm", "background": "clean"}
+        observation, info = env.reset(seed=0, options=options)
+        agent.reset(info)
+        done = False
+        while not done:
+            observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+            done = terminated or truncated
+        said.update(
+            turn["text"]
+            for turn in info["transcript"]["turns"]
+            if turn["speaker"] == "caller" and turn["text"] and not turn["spurious"]
+        )
+    env.close()
+    distinct = sorted(said)
+    weights = np.array([said[t] for t in distinct], dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    count = min(len(distinct), turns - EMAIL_TURNS)
+    picked = rng.choice(len(distinct), size=count, replace=False, p=weights / weights.sum())
+    emails = sorted(account.email for account in default_manifest().accounts)
+    chosen = rng.choice(len(emails), size=min(EMAIL_TURNS, len(emails)), replace=False)
+    return tuple(distinct[i] for i in sorted(picked)) + tuple(
+        f"My email is {emails[i]}." for i in sorted(chosen)
+    )
+
+
 AGENT_REPLY = (
     "Thank you for waiting. I can see your account now, and I will read you the balance, "
     "the due date and the options you have."
 )  # 25 words, the parameter file's reference reply
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+_WHOLE_DOLLARS = re.compile(r"(\$\d+)\.00\b")
+_THOUSANDS = re.compile(r"\b(\d{1,3}),(\d{3})\b")
+_PLAIN = re.compile(r"^[a-z][a-z']*$")
 _SPOKEN_EMAIL = re.compile(r"([\w.+-]+) at ([\w-]+(?:\.[\w-]+)+)")
 
 
 def normalise_transcript(text: str) -> str:
-    """Whisper's written forms back to the corpus's: '21st' -> '21', 'x at y.com' -> 'x@y.com'."""
+    """Written forms to one spelling, for the reference and the transcript alike.
+
+    '21st' -> '21', 'x at y.com' -> 'x@y.com', '$75.00' -> '$75', '1,200' -> '1200':
+    Whisper's house style is not a recognition error.
+    """
     text = _ORDINAL.sub(r"\1", text)
+    text = _WHOLE_DOLLARS.sub(r"\1", text)
+    text = _THOUSANDS.sub(r"\1\2", text)
     return _SPOKEN_EMAIL.sub(r"\1@\2", text.lower())
 
 
@@ -65,6 +124,7 @@ class Alignment:
     digit_errors: int
     digit_deletions: int
     inserted: tuple[str, ...]
+    substituted: tuple[tuple[str, str], ...] = ()  # (reference word, what was written)
 
 
 def align(reference: str, hypothesis: str) -> Alignment:
@@ -82,12 +142,14 @@ def align(reference: str, hypothesis: str) -> Alignment:
             )
     s = d = n_ins = de = dd = 0
     inserted: list[str] = []
+    substituted: list[tuple[str, str]] = []
     i, j = len(ref), len(hyp)
     while i or j:
         if i and j and cost[i, j] == cost[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
             if ref[i - 1] != hyp[j - 1]:
                 s += 1
                 de += ref[i - 1].isdigit()
+                substituted.append((ref[i - 1], hyp[j - 1]))
             i, j = i - 1, j - 1
         elif i and cost[i, j] == cost[i - 1, j] + 1:
             d += 1
@@ -98,29 +160,50 @@ def align(reference: str, hypothesis: str) -> Alignment:
             n_ins += 1
             inserted.append(hyp[j - 1])
             j -= 1
-    return Alignment(s, d, n_ins, de, dd, tuple(inserted))
+    return Alignment(s, d, n_ins, de, dd, tuple(inserted), tuple(reversed(substituted)))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Measurement:
+    """What the audio channel did to one corpus in one condition."""
+
     background: BackgroundName
     level_db: int
-    turns: int
-    words: int
-    substitutions: int
-    deletions: int
-    insertions: int
-    digit_errors: int
-    digit_deletions: int
-    emails: int
-    emails_wrong: int
-    leaks: int
-    spurious: int
-    replies_cut: int
+    turns: int = 0
+    words: int = 0
+    substitutions: int = 0
+    deletions: int = 0
+    insertions: int = 0
+    digit_errors: int = 0
+    digit_deletions: int = 0
+    emails: int = 0
+    emails_wrong: int = 0
+    leaks: int = 0  # caller turns with background words in them
+    leaked_words: list[int] = field(default_factory=list)  # how many, per such turn
+    loops: list[int] = field(default_factory=list)  # extra copies, per looping turn
+    looped_words: int = 0  # words the loops added
+    spurious: int = 0
+    replies_cut: int = 0
+    substituted: list[tuple[str, str]] = field(default_factory=list)
+    # Per caller turn: whether the background spoke during the turn or the reply after it.
+    speaking: list[bool] = field(default_factory=list)
+
+    @property
+    def speaking_turns(self) -> int:
+        return max(1, sum(self.speaking))
+
+    @property
+    def errors(self) -> int:
+        return self.substitutions + self.deletions + self.insertions
 
     @property
     def word_error_rate(self) -> float:
-        return (self.substitutions + self.deletions + self.insertions) / max(1, self.words)
+        return self.errors / max(1, self.words)
+
+    @property
+    def recognition_error_rate(self) -> float:
+        """Errors per word without leaked words and loops (the text model adds those apart)."""
+        return (self.errors - sum(self.leaked_words) - self.looped_words) / max(1, self.words)
 
 
 def measure(
@@ -128,32 +211,60 @@ def measure(
 ) -> Measurement:
     """One call of the whole corpus through the audio channel, each turn answered by the reply."""
     channel = AudioChannel(background, rng, level_db)
-    counts = dict.fromkeys(
-        ("words", "s", "d", "i", "de", "dd", "emails", "emails_wrong", "leaks", "spurious", "cut"),
-        0,
-    )
+    m = Measurement(background, level_db)
     for text in corpus:
+        began = channel.stream.consumed
         received = channel.to_agent(text)
         heard = normalise_transcript(received[0])
-        a = align(text, heard)
-        counts["words"] += len(tokens(text))
-        counts["s"] += a.substitutions
-        counts["d"] += a.deletions
-        counts["i"] += a.insertions
-        counts["de"] += a.digit_errors
-        counts["dd"] += a.digit_deletions
-        emails = [t for t in tokens(text) if "@" in t]
-        counts["emails"] += len(emails)
-        counts["emails_wrong"] += sum(e not in tokens(heard) for e in emails)
-        room = {w for line in channel.stream.lines_said for w in tokens(line)} - set(tokens(text))
-        counts["leaks"] += len([w for w in a.inserted if w in room]) >= 2
-        counts["spurious"] += len(received) - 1
-        counts["cut"] += channel.to_caller(AGENT_REPLY) != AGENT_REPLY
-    return Measurement(
-        background, level_db, len(corpus), counts["words"], counts["s"], counts["d"], counts["i"],
-        counts["de"], counts["dd"], counts["emails"], counts["emails_wrong"], counts["leaks"],
-        counts["spurious"], counts["cut"],
-    )  # fmt: skip
+        said = normalise_transcript(text)
+        a = align(said, heard)
+        m.turns += 1
+        m.words += len(tokens(said))
+        m.substitutions += a.substitutions
+        m.deletions += a.deletions
+        m.insertions += a.insertions
+        m.digit_errors += a.digit_errors
+        m.digit_deletions += a.digit_deletions
+        emails = [t for t in tokens(said) if "@" in t]
+        m.emails += len(emails)
+        m.emails_wrong += sum(e not in tokens(heard) for e in emails)
+        room = {w for line in channel.stream.lines_said for w in tokens(line)} - set(tokens(said))
+        leaked = len([w for w in a.inserted if w in room])
+        if leaked >= 2:  # one stray word is a recognition error, not a leak
+            m.leaks += 1
+            m.leaked_words.append(leaked)
+        copies, looped = repetition_loop(said, heard)
+        if copies:
+            m.loops.append(copies)
+            m.looped_words += looped
+        m.substituted.extend(pair for pair in a.substituted if pair[1] not in room)
+        m.spurious += len(received) - 1
+        m.replies_cut += channel.to_caller(AGENT_REPLY) != AGENT_REPLY
+        m.speaking.append(channel.stream.speaking_between(began, channel.stream.consumed))
+    return m
+
+
+def _runs(flags: Sequence[bool], value: bool) -> list[int]:
+    """Lengths of the runs of ``value`` in ``flags``."""
+    runs: list[int] = []
+    previous = None
+    for flag in flags:
+        if flag == value:
+            if previous == value:
+                runs[-1] += 1
+            else:
+                runs.append(1)
+        previous = flag
+    return runs
+
+
+def measured_bursts(m: Measurement) -> dict[str, int]:
+    """The television's on/off pattern in caller turns, as the calibration call lived it."""
+    on, off = _runs(m.speaking, True), _runs(m.speaking, False)
+    return {
+        "on_turns": max(1, round(sum(on) / len(on))) if on else 1,
+        "off_turns": max(1, round(sum(off) / len(off))) if off else 1,
+    }
 
 
 def _r(x: float) -> float:
@@ -165,94 +276,207 @@ def _band(value: float, floor: float) -> dict[str, float]:
     return {"low": _r(max(0.0, value - spread)), "high": _r(value + spread)}
 
 
-def _condition(m: Measurement, on_fraction: float, minutes_per_reply: float) -> dict[str, Any]:
-    errors = m.substitutions + m.deletions + m.insertions
-    if errors:
-        sub, dele = _r(m.substitutions / errors), _r(m.deletions / errors)
+def _span(values: Sequence[int], default: tuple[int, int], cap: int) -> list[int]:
+    if not values:
+        return list(default)
+    return [max(1, min(min(values), cap)), max(1, min(max(values), cap))]
+
+
+def _condition(m: Measurement, minutes_per_reply: float) -> dict[str, Any]:
+    """One condition of the file from its measurement.
+
+    The text model fires leaks, loops, spurious turns and barge-ins only while
+    the background speaks, so those rates are per turn in which it spoke; the
+    ``expected`` bands are call averages, as the channel tests measure them.
+    """
+    errors = m.errors - sum(m.leaked_words) - m.looped_words
+    if errors > 0:
+        sub = _r(m.substitutions / errors)
+        dele = _r(m.deletions / errors)
+        ins = _r(max(0.0, 1.0 - sub - dele))
+        sub = _r(1.0 - dele - ins)  # the three shares sum to exactly 1 after rounding
     else:
-        sub, dele = 0.6, 0.3
-    cut_share = m.replies_cut / m.turns
+        sub, dele, ins = 0.6, 0.3, 0.1
+    speaking = m.speaking_turns
+    cut_while_speaking = min(m.replies_cut / speaking, 0.99)
     # The text model cuts a reply at an exponential time: P(cut) = 1 - exp(-rate * T).
-    per_minute = -math.log(1 - min(cut_share, 0.99)) / minutes_per_reply
-    spurious = m.spurious / m.turns
-    condition: dict[str, Any] = {
-        "word_error_rate": _r(m.word_error_rate),
+    per_minute = -math.log(1 - cut_while_speaking) / minutes_per_reply
+    expected: dict[str, Any] = {
+        "word_error_rate": _band(m.word_error_rate, 0.01),
+        "spurious_turns_per_turn": _band(m.spurious / m.turns, 0.02),
+        "barge_in_rate": _band(m.replies_cut / m.turns, 0.03),
+    }
+    if m.loops:
+        expected["loops_per_turn"] = _band(len(m.loops) / m.turns, 0.02)
+    return {
+        "word_error_rate": _r(max(0.0, m.recognition_error_rate)),
         "substitution": sub,
         "deletion": dele,
-        "insertion": _r(1.0 - sub - dele),
+        "insertion": ins,
         "digit_deletion": _r(m.digit_deletions / m.digit_errors) if m.digit_errors else 0.5,
         "email_error_rate": _r(m.emails_wrong / m.emails) if m.emails else 0.0,
-        "leak_rate": _r(min(1.0, m.leaks / m.turns / on_fraction)),
-        # The text model fires these only while the background speaks.
-        "spurious_turn_rate": _r(min(1.0, spurious / on_fraction)),
-        "barge_in_per_minute": _r(per_minute / on_fraction),
-        "expected": {
-            "word_error_rate": _band(m.word_error_rate, 0.01),
-            "spurious_turns_per_turn": _band(spurious, 0.02),
-            "barge_in_rate": _band(cut_share, 0.03),
-        },
+        "leak_rate": _r(min(1.0, m.leaks / speaking)),
+        "leak_words": _span(m.leaked_words, (1, 3), 8),
+        "repetition_loop_rate": _r(min(1.0, len(m.loops) / speaking)),
+        "repetition_repeats": _span(m.loops, (2, 4), 6),
+        "spurious_turn_rate": _r(min(5.0, m.spurious / speaking)),
+        "barge_in_per_minute": _r(per_minute) + 0.0,  # + 0.0 turns -0.0 into 0.0
+        "expected": expected,
     }
-    return condition
+
+
+def _confusions(
+    measured: Sequence[Measurement], most: int = 4, seen_at_least: int = 2
+) -> dict[str, Any]:
+    """The substitutions seen across all conditions, most frequent first, as the file holds them.
+
+    Words are kept only when both sides are plain words (amounts and times that
+    Whisper wrote another way are formatting, not mishearing); digits when both
+    sides are single digits of a code. A pair seen once may be the alignment
+    pairing a lost word with a stray one, so a pair must be seen ``seen_at_least``
+    times.
+    """
+    words: dict[str, Counter[str]] = {}
+    digits: dict[str, Counter[str]] = {}
+    for m in measured:
+        for ref, hyp in m.substituted:
+            if ref.isdigit() and hyp.isdigit() and len(ref) == len(hyp) == 1:
+                digits.setdefault(ref, Counter())[hyp] += 1
+            elif _PLAIN.match(ref) and _PLAIN.match(hyp):
+                words.setdefault(ref, Counter())[hyp] += 1
+
+    def table(counts: dict[str, Counter[str]]) -> dict[str, list[str]]:
+        return {
+            key: kept
+            for key, seen in sorted(counts.items())
+            if (
+                kept := [
+                    w
+                    for w, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+                    if n >= seen_at_least
+                ][:most]
+            )
+        }
+
+    return {"words": table(words), "digits": table(digits)}
+
+
+def _condition_rng(seed: int, background: BackgroundName, level_db: int) -> np.random.Generator:
+    return np.random.default_rng([seed, BACKGROUNDS.index(background), level_db])
+
+
+def measure_condition(
+    background: BackgroundName, level_db: int, seed: int, corpus: Sequence[str]
+) -> Measurement:
+    """One condition as ``calibrate`` measures it (the same generator, the same call)."""
+    return measure(background, level_db, corpus, _condition_rng(seed, background, level_db))
+
+
+def condition_entry(m: Measurement) -> dict[str, Any]:
+    """The parameter file's entry for a measured condition."""
+    minutes_per_reply = len(AGENT_REPLY.split()) / shipped_parameters().speaking_rate_wpm
+    return _condition(m, minutes_per_reply)
 
 
 def calibrate(
     levels: Sequence[int],
     backgrounds: Sequence[BackgroundName] = ("street", "cafe", "television"),
     seed: int = 0,
-    corpus: Sequence[str] = CORPUS,
+    corpus: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    turns: int = DEFAULT_TURNS,
 ) -> str:
-    """The text channel's parameter file (YAML text) measured from the audio channel."""
+    """The text channel's parameter file (YAML text) measured from the audio channel.
+
+    ``corpus`` defaults to ``exam_corpus(turns, seed)``; ``progress`` gets a line
+    per condition measured.
+    """
+    from vamos_env.channel.audio.backgrounds import background_voices
+    from vamos_env.channel.audio.vad import DetectorSettings
+
     base = shipped_parameters()
+    corpus = tuple(corpus) if corpus is not None else exam_corpus(turns, seed)
     minutes_per_reply = len(AGENT_REPLY.split()) / base.speaking_rate_wpm
-    children = iter(np.random.SeedSequence(seed).spawn(len(backgrounds) * len(levels) + 1))
-    clean = measure("clean", 25, corpus, np.random.default_rng(next(children)))
+    say = progress or (lambda line: None)
+    clean = measure("clean", 25, corpus, _condition_rng(seed, "clean", 25))
+    say(f"clean: WER {clean.word_error_rate:.1%}")
+    measured = [clean]
     table = [
         f"#   clean: WER {clean.word_error_rate:.1%} (the text channel's clean room: identity)"
     ]
     out_backgrounds: dict[str, Any] = {
         "clean": {"description": base.backgrounds["clean"].description, "speech": "none"}
     }
-    for name in backgrounds:
+    for name in ("street", "cafe", "television"):
         spec = base.backgrounds[name]
+        if name not in backgrounds:  # not measured this run: keep the shipped figures
+            out_backgrounds[name] = spec.model_dump(mode="json", exclude_none=True)
+            table.append(f"#   {name}: not measured in this run (shipped figures kept)")
+            continue
         entry: dict[str, Any] = {"description": spec.description, "speech": spec.speech}
         if spec.bursts is not None:
-            entry["bursts"] = {"on_turns": spec.bursts.on_turns, "off_turns": spec.bursts.off_turns}
-        on = spec.bursts.on_fraction if spec.bursts else 1.0
+            entry["bursts"] = {}  # filled from the first level's call, below
         entry["levels"] = {}
-        cells = []
         for level in levels:
-            m = measure(name, level, corpus, np.random.default_rng(next(children)))
-            entry["levels"][str(level)] = _condition(m, on, minutes_per_reply)
-            cells.append(
-                f"{level} dB WER {m.word_error_rate:.1%} spurious/turn "
-                f"{m.spurious / m.turns:.2f} cut {m.replies_cut}/{m.turns}"
+            m = measure(name, level, corpus, _condition_rng(seed, name, level))
+            measured.append(m)
+            if entry.get("bursts") == {}:
+                entry["bursts"] = measured_bursts(m)
+            entry["levels"][str(level)] = _condition(m, minutes_per_reply)
+            line = (
+                f"{name} {level} dB: WER {m.word_error_rate:.1%}, leaks {m.leaks}, "
+                f"loops {len(m.loops)}, spurious {m.spurious}, replies cut {m.replies_cut}"
+                f" (of {m.turns} turns; background speaking in {sum(m.speaking)})"
             )
-        table.append(f"#   {name}: " + "; ".join(cells))
+            table.append(f"#   {line}")
+            say(line)
         out_backgrounds[name] = entry
-    for name in ("street", "cafe", "television"):
-        if name not in out_backgrounds:  # not measured this run: keep the shipped figures
-            kept = base.backgrounds[name].model_dump(mode="json", exclude_none=True)
-            out_backgrounds[name] = kept
-            table.append(
-                f"#   {name}: not measured in this run (figures kept from the shipped file)"
-            )
-    body = {
+    body: dict[str, Any] = {
         "version": 1,
         "source": "calibrated",
         "speaking_rate_wpm": base.speaking_rate_wpm,
         "reference_agent_words": len(AGENT_REPLY.split()),
         "default_level_db": base.default_level_db,
+        "confusions": _confusions(measured),
         "backgrounds": out_backgrounds,
     }
+    detector = DetectorSettings()
+    voices = {b: ", ".join(_voice_name(v) for v in background_voices(b)) for b in backgrounds}
     header = [
         "# Text channel parameters: what a voice pipeline does to a call, by background and level.",
         "#",
         "# STATUS: calibrated. Written by `vamos channel calibrate "
-        f"--levels {','.join(map(str, levels))} --seed {seed}` (vamos_env.channel.audio):",
-        f"# {len(corpus)} exam-style caller turns per condition, spoken by Piper (joe, medium),",
-        "# mixed with synthesized backgrounds scaled to the level's share of reference speech",
-        "# energy, segmented by an energy VAD and recognised by Whisper tiny.en (int8, 2 threads).",
-        "# Rates for television are per burst (the file's bursts field), measured per call.",
+        f"--levels {','.join(map(str, levels))} --seed {seed}"
+        + ("" if turns == DEFAULT_TURNS else f" --turns {turns}")
+        + "` (vamos_env.channel.audio):",
+        f"# {len(corpus)} caller turns from the exam per condition, each answered by a"
+        f" {len(AGENT_REPLY.split())}-word reply,",
+        "# spoken by Piper (joe, medium) and mixed with synthesized backgrounds scaled to the",
+        "# level's share of reference speech energy (25 dB = 0.3%); voices in the backgrounds:",
+        *(f"#   {b}: {v}" for b, v in voices.items()),
+        f"# Detector: Silero VAD v6, confidence {detector.confidence}, start {detector.start_s} s,"
+        f" stop {detector.stop_s} s,",
+        f"# loudness gate {detector.min_level_dbfs} dBFS; recogniser: Whisper tiny.en (int8,"
+        " beam 5, temperature 0).",
+        "# Leak, loop, spurious-turn and barge-in rates are per caller turn in which the",
+        "# background spoke (television: its bursts, measured in turns); the expected bands",
+        "# are call averages.",
+        "#",
+        "# Parameters (per caller word / per caller turn / per minute of agent speech):",
+        "#   word_error_rate   chance a caller word, or one digit of a code, is misrecognised",
+        "#                     (leaked background words left out: leak_rate adds them)",
+        "#   substitution, deletion, insertion   how a word's error splits",
+        "#   digit_deletion    share of a code digit's errors that drop the digit",
+        "#   email_error_rate  chance an email address comes out mangled",
+        "#   leak_rate, leak_words  chance per caller turn that background words leak in; how many",
+        "#   repetition_loop_rate, repetition_repeats  chance per caller turn that the recogniser",
+        "#                     loops on a phrase of the turn; how many extra copies it writes",
+        "#   spurious_turn_rate  chance per caller turn of a background turn for the agent",
+        "#   barge_in_per_minute  false barge-ins per minute of agent speech",
+        "#   confusions        what the recogniser wrote instead of a word or a digit, most",
+        "#                     frequent first (all conditions pooled)",
+        "# Leaks, loops, spurious turns and barge-ins happen only while the background speaks.",
+        "#",
         "# Measured:",
         *table,
         "",
@@ -262,20 +486,51 @@ def calibrate(
     return text
 
 
+def _voice_name(voice: Any) -> str:
+    if voice.engine == "piper":
+        return f"piper joe at pitch {voice.pitch}"
+    return f"{voice.engine} {voice.name}"
+
+
 def _levels(raw: str) -> list[int]:
-    return [int(x) for x in raw.split(",") if x.strip()]
+    try:
+        levels = [int(x) for x in raw.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole dB levels separated by commas (e.g. 25,10,5), got {raw!r}"
+        ) from None
+    if not levels:
+        raise argparse.ArgumentTypeError(f"expected at least one level, got {raw!r}")
+    return levels
+
+
+def _backgrounds(raw: str) -> tuple[BackgroundName, ...]:
+    names = tuple(x.strip() for x in raw.split(",") if x.strip())
+    noisy = ("street", "cafe", "television")
+    wrong = [n for n in names if n not in noisy]
+    if wrong or not names:
+        raise argparse.ArgumentTypeError(
+            f"expected backgrounds from {', '.join(noisy)}, got {raw!r}"
+        )
+    return cast(tuple[BackgroundName, ...], names)
 
 
 def _calibrate_command(args: argparse.Namespace) -> int:
+    import time
+
     from vamos_env.channel.audio.engines import missing_reason
 
     reason = missing_reason()
     if reason:
         print(f"vamos channel calibrate: {reason}")
         return 2
-    text = calibrate(args.levels, tuple(args.backgrounds.split(",")), args.seed)
+    started = time.perf_counter()
+
+    def progress(line: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f} s] {line}", flush=True)
+
+    text = calibrate(args.levels, args.backgrounds, args.seed, progress=progress, turns=args.turns)
     Path(args.out).write_text(text)
-    print("".join(line + "\n" for line in text.splitlines() if line.startswith("#   ")), end="")
     print(f"wrote {args.out}")
     return 0
 
@@ -288,7 +543,8 @@ def register(subparsers: Any) -> None:
         "calibrate", help="measure the audio channel; write the text channel's file"
     )
     cal.add_argument("--levels", type=_levels, default=[25, 10, 5], help="dB, e.g. 25,10,5")
-    cal.add_argument("--backgrounds", default="street,cafe,television")
+    cal.add_argument("--backgrounds", type=_backgrounds, default=("street", "cafe", "television"))
     cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--turns", type=int, default=DEFAULT_TURNS, help="caller turns per condition")
     cal.add_argument("--out", required=True, help="the parameter file to write")
     cal.set_defaults(func=_calibrate_command)
