@@ -228,7 +228,7 @@ def test_completes_through_a_noisy_channel(tasks, answer_key_agent, converse) ->
     task = tasks["t-balance-pay"]
     finished = 0
     for seed in range(10):
-        channel = TextChannel("street", np.random.default_rng(seed), 10)
+        channel = TextChannel("street", np.random.default_rng(seed), 25)
         caller = ScriptedCaller(task, rng=seed)
         call = converse(caller, answer_key_agent(task).reply, channel=channel)
         assert call.ending is not None  # every call ends

@@ -7,17 +7,19 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from vamos_env.channel import BackgroundName, TextChannel, shipped_parameters
 from vamos_env.channel.parameters import (
     NO_CONFUSIONS,
     ChannelParameters,
+    ClassWeights,
     Condition,
     Confusions,
     ParameterFileError,
     parse_parameters,
 )
-from vamos_env.channel.recognition import DIGIT_CONFUSIONS, Recogniser
+from vamos_env.channel.recognition import DIGIT_CONFUSIONS, Recogniser, token_classes, tokens
 
 ALWAYS_SUBSTITUTE = {
     "word_error_rate": 1.0,
@@ -46,6 +48,7 @@ def with_confusions(confusions: Any, **changes: Any) -> ChannelParameters:
     """The shipped parameters with confusions, and the street's default level changed."""
     raw = shipped_parameters().model_dump(mode="json")
     raw["confusions"] = confusions
+    raw["class_weights"] = {}  # every class at the condition's own rate
     raw["backgrounds"]["street"]["levels"]["25"].update(changes)
     return parse_parameters(raw)
 
@@ -254,3 +257,48 @@ BEFORE_TABLES: dict[BackgroundName, list[tuple[list[str], str]]] = {
         ),
     ],
 }
+
+
+def test_token_classes_follow_tokens_one_for_one() -> None:
+    text = "Hi. I'd pay $40.00 on September 17. It's 4944-29875, Kwame Novak, jane@x.com!"
+    classes = token_classes(text)
+    assert len(classes) == len(tokens(text))
+    named = dict(zip(tokens(text), classes, strict=True))
+    assert named["hi"] == "other" and named["i'd"] == "other"  # sentence start, pronoun
+    assert named["september"] == named["kwame"] == named["novak"] == "name"
+    assert named["$40.00"] == named["17"] == "number"
+    assert classes.count("code") == 9 and named["jane@x.com"] == "email"
+
+
+def test_class_weights_move_errors_onto_names() -> None:
+    condition = condition_with(word_error_rate=0.2)
+    weights = ClassWeights(name=3.0, number=1.0, code=1.0, other=0.0)
+    recogniser = Recogniser(condition, np.random.default_rng(0), weights=weights)
+    text = "Please ask Dana Whitfield about it today"
+    missed = {"dana": 0, "whitfield": 0, "other": 0}
+    for _ in range(2000):
+        heard = recogniser.transcribe(text).lower().split()
+        for name in ("dana", "whitfield"):
+            missed[name] += name not in heard
+        missed["other"] += any(w not in heard for w in ("please", "ask", "about", "it", "today"))
+    assert missed["other"] == 0
+    assert all(abs(missed[n] / 2000 - 0.6) < 0.04 for n in ("dana", "whitfield"))
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        ClassWeights(name=-1.0)
+
+
+def test_plain_weights_leave_the_random_stream_alone() -> None:
+    condition = condition_with(word_error_rate=0.3)
+    text = "My name is Dana Whitfield and my account is 4417-90781."
+    plain = Recogniser(condition, np.random.default_rng(5))
+    ones = Recogniser(condition, np.random.default_rng(5), weights=ClassWeights())
+    assert [plain.transcribe(text) for _ in range(50)] == [ones.transcribe(text) for _ in range(50)]
+
+
+def condition_with(word_error_rate: float) -> Condition:
+    """Errors are deletions only, so a missed word is simply absent."""
+    return condition(
+        **ALWAYS_SUBSTITUTE
+        | {"word_error_rate": word_error_rate, "substitution": 0.0, "deletion": 1.0}
+        | {"digit_deletion": 1.0}
+    )

@@ -184,6 +184,25 @@ class Confusions(_Strict):
 NO_CONFUSIONS = Confusions()
 
 
+class ClassWeights(_Strict):
+    """How much likelier than average a word of each class is misrecognised.
+
+    A condition's ``word_error_rate`` times its class's weight is the chance for
+    that word: a name (a capitalised word mid-sentence), a number or amount, one
+    digit of a code read digit by digit, any other word. The calibration measures
+    them pooled over every condition, weighted so the corpus's overall rate is
+    unchanged; all 1 is the plain rate.
+    """
+
+    name: float = Field(default=1.0, ge=0.0)
+    number: float = Field(default=1.0, ge=0.0)
+    code: float = Field(default=1.0, ge=0.0)
+    other: float = Field(default=1.0, ge=0.0)
+
+
+NO_WEIGHTS = ClassWeights()
+
+
 class Background(_Strict):
     description: str
     speech: SpeechSource = "none"
@@ -198,6 +217,7 @@ class ChannelParameters(_Strict):
     # The agent reply length (words) at which ``expected.barge_in_rate`` is stated.
     reference_agent_words: int = Field(gt=0)
     default_level_db: int = DEFAULT_LEVEL_DB
+    class_weights: ClassWeights = NO_WEIGHTS
     backgrounds: dict[BackgroundName, Background]
     confusions: Confusions = NO_CONFUSIONS
 

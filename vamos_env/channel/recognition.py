@@ -4,13 +4,15 @@ A caller turn is treated as a recogniser's transcript: words as written, codes
 (account numbers, postal codes, card digits) as numerals, an email as one word.
 The model works word by word:
 
-- an ordinary word is misrecognised with the condition's word error rate; the
-  error is a substitution (one of the replacements measured for that word in the
-  parameter file's ``confusions`` table, else a similar-sounding word from
-  ``CONFUSABLE``, a neighbouring digit inside a numeral, otherwise a one-vowel
-  slip, the way recognisers misspell names and rare words), a deletion, or an
-  inserted filler before it;
-- a code is read digit by digit, so each digit is its own word: it is dropped or
+- an ordinary word is misrecognised with the condition's word error rate times
+  its class's weight (``ClassWeights``, measured: a recogniser misses "Novak" far
+  more often than "the"); the error is a substitution (one of the replacements
+  measured for that word in the parameter file's ``confusions`` table, else a
+  similar-sounding word from ``CONFUSABLE``, a neighbouring digit inside a
+  numeral, otherwise a one-vowel slip, the way recognisers misspell names and
+  rare words), a deletion, or an inserted filler before it;
+- a code is read digit by digit, so each digit is its own word (with the code
+  class's weight): it is dropped or
   misheard (the measured ``confusions.digits`` where the file has them, else
   ``DIGIT_CONFUSIONS``), which is how a correct account number turns into a failed
   verification;
@@ -26,10 +28,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
-from vamos_env.channel.parameters import NO_CONFUSIONS, Condition, Confusions
+from vamos_env.channel.parameters import (
+    NO_CONFUSIONS,
+    NO_WEIGHTS,
+    ClassWeights,
+    Condition,
+    Confusions,
+)
 
 # Similar-sounding words a recogniser swaps (both directions). Our own list.
 _PAIRS = (
@@ -96,6 +105,42 @@ def _split_punct(word: str) -> tuple[str, str, str]:
 def is_code(core: str) -> bool:
     """A numeral read digit by digit: three or more digits, dashes allowed, no decimal point."""
     return bool(_CODE.match(core)) and sum(c.isdigit() for c in core) >= 3
+
+
+WordClass = Literal["name", "number", "code", "email", "other"]
+# The classes the parameter file weights (an email has its own rate).
+WEIGHTED_CLASSES: tuple[WordClass, ...] = ("name", "number", "code", "other")
+_PRONOUN_I = frozenset({"i", "i'd", "i'm", "i'll", "i've"})
+
+
+def word_class(core: str, sentence_start: bool) -> WordClass:
+    """What kind of word a recogniser sees: a name (capitalised mid-sentence), a number..."""
+    if _EMAIL.match(core):
+        return "email"
+    if is_code(core):
+        return "code"
+    if any(ch.isdigit() for ch in core):
+        return "number"
+    if core[:1].isupper() and not sentence_start and core.lower() not in _PRONOUN_I:
+        return "name"
+    return "other"
+
+
+def _ends_sentence(word: str) -> bool:
+    return word.rstrip("\"')").endswith((".", "?", "!"))
+
+
+def token_classes(text: str) -> list[WordClass]:
+    """The class of each token ``tokens(text)`` gives, in the same order."""
+    out: list[WordClass] = []
+    start = True
+    for word in text.split():
+        _, core, _ = _split_punct(word)
+        if core:
+            kind = word_class(core, start)
+            out.extend([kind] * sum(c.isdigit() for c in core) if kind == "code" else [kind])
+        start = _ends_sentence(word)
+    return out
 
 
 def tokens(text: str) -> list[str]:
@@ -182,6 +227,8 @@ class Recogniser:
     ``confusions`` are the parameter file's measured substitution tables. Where a
     table has no entry the built-in pairs apply and nothing extra is drawn, so
     empty tables reproduce the built-in model's seeded output exactly.
+    ``weights`` scale the word error rate by word class (a recogniser misses
+    names and numbers more often than "the"); all 1 is the plain rate.
     """
 
     def __init__(
@@ -189,21 +236,32 @@ class Recogniser:
         condition: Condition,
         rng: np.random.Generator,
         confusions: Confusions = NO_CONFUSIONS,
+        weights: ClassWeights = NO_WEIGHTS,
     ) -> None:
         self.condition = condition
         self.rng = rng
         self.confusions = confusions
+        self.weights = weights
+
+    def rate(self, kind: WordClass) -> float:
+        """The chance a word (or a code digit) of this class is misrecognised."""
+        if kind == "email":
+            return self.condition.email_error_rate
+        return min(1.0, self.condition.word_error_rate * getattr(self.weights, kind))
 
     def transcribe(self, text: str) -> str:
         out: list[str] = []
+        start = True
         for word in text.split():
-            out.extend(self._word(word))
+            out.extend(self._word(word, start))
+            start = _ends_sentence(word)
         return " ".join(out)
 
-    def _word(self, word: str) -> list[str]:
+    def _word(self, word: str, sentence_start: bool = False) -> list[str]:
         lead, core, trail = _split_punct(word)
         if not core:
             return [word]
+        kind = word_class(core, sentence_start)
         if _EMAIL.match(core):
             if self.rng.random() < self.condition.email_error_rate:
                 return [lead + self._mangle_email(core) + trail]
@@ -211,13 +269,13 @@ class Recogniser:
         if is_code(core):
             heard = self._code(core)
             return [lead + heard + trail] if heard else ([trail] if trail else [])
-        if self.rng.random() >= self.condition.word_error_rate:
+        if self.rng.random() >= self.rate(kind):
             return [word]
         c = self.condition
-        kind = self.rng.choice(3, p=[c.substitution, c.deletion, c.insertion])
-        if kind == 0:
+        error = self.rng.choice(3, p=[c.substitution, c.deletion, c.insertion])
+        if error == 0:
             return [lead + self._substitute(core) + trail]
-        if kind == 1:
+        if error == 1:
             return [lead + trail] if lead + trail else []
         return [str(self.rng.choice(FILLERS)), word]
 
@@ -226,7 +284,7 @@ class Recogniser:
         for char in core:
             if not char.isdigit():
                 continue
-            if self.rng.random() >= self.condition.word_error_rate:
+            if self.rng.random() >= self.rate("code"):
                 digits.append(char)
             elif self.rng.random() >= self.condition.digit_deletion:
                 digits.append(self._mishear_digit(char))

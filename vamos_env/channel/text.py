@@ -75,7 +75,9 @@ class TextChannel:
         if self.condition is None:
             return
         spec = self.parameters.backgrounds[self.background]
-        self._recogniser = Recogniser(self.condition, self.rng, self.parameters.confusions)
+        self._recogniser = Recogniser(
+            self.condition, self.rng, self.parameters.confusions, self.parameters.class_weights
+        )
         if spec.speech != "none":
             self._sentences = getattr(background_speech(), spec.speech)
             # The reading starts somewhere in the programme, not at its first line.

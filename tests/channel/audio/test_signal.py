@@ -14,6 +14,7 @@ from vamos_env.channel.audio.calibration import (
     _confusions,
     _levels,
     align,
+    class_weights,
     exam_corpus,
     measured_bursts,
     normalise_transcript,
@@ -139,3 +140,21 @@ def test_bursts_are_measured_in_caller_turns() -> None:
     assert measured_bursts(m) == {"on_turns": 3, "off_turns": 3}
     m.speaking = [True] * 5
     assert measured_bursts(m) == {"on_turns": 5, "off_turns": 1}
+
+
+def test_alignment_marks_the_reference_words_missed() -> None:
+    a = align("The name is Kwame Novak please", "The name is Queen please")
+    assert a.missed == (3, 4)  # kwame substituted, novak deleted
+
+
+def test_class_weights_are_miss_rates_over_the_pooled_rate_with_a_prior() -> None:
+    m = Measurement("street", 25)
+    m.class_tokens.update({"name": 20, "number": 20, "code": 60, "other": 100})
+    m.class_missed.update({"name": 8, "number": 2, "code": 6, "other": 4})
+    weights = class_weights([m], prior_tokens=20)
+    pooled = 20 / 200
+    assert weights["name"] == round((8 + 20 * pooled) / 40 / pooled, 3)  # 2.5
+    assert weights["other"] == round((4 + 20 * pooled) / 120 / pooled, 3)
+    assert class_weights([Measurement("clean", 25)]) == dict.fromkeys(
+        ("name", "number", "code", "other"), 1.0
+    )

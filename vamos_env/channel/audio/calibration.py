@@ -34,7 +34,12 @@ from vamos_env.channel.parameters import (
     parse_parameters,
     shipped_parameters,
 )
-from vamos_env.channel.recognition import repetition_loop, tokens
+from vamos_env.channel.recognition import (
+    WEIGHTED_CLASSES,
+    repetition_loop,
+    token_classes,
+    tokens,
+)
 
 # Used by tests and quick runs; the shipped file is measured on ``exam_corpus()``.
 SAMPLE_CORPUS: tuple[str, ...] = (
@@ -125,6 +130,7 @@ class Alignment:
     digit_deletions: int
     inserted: tuple[str, ...]
     substituted: tuple[tuple[str, str], ...] = ()  # (reference word, what was written)
+    missed: tuple[int, ...] = ()  # positions of reference tokens substituted or deleted
 
 
 def align(reference: str, hypothesis: str) -> Alignment:
@@ -143,6 +149,7 @@ def align(reference: str, hypothesis: str) -> Alignment:
     s = d = n_ins = de = dd = 0
     inserted: list[str] = []
     substituted: list[tuple[str, str]] = []
+    missed: list[int] = []
     i, j = len(ref), len(hyp)
     while i or j:
         if i and j and cost[i, j] == cost[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
@@ -150,17 +157,21 @@ def align(reference: str, hypothesis: str) -> Alignment:
                 s += 1
                 de += ref[i - 1].isdigit()
                 substituted.append((ref[i - 1], hyp[j - 1]))
+                missed.append(i - 1)
             i, j = i - 1, j - 1
         elif i and cost[i, j] == cost[i - 1, j] + 1:
             d += 1
             de += ref[i - 1].isdigit()
             dd += ref[i - 1].isdigit()
+            missed.append(i - 1)
             i -= 1
         else:
             n_ins += 1
             inserted.append(hyp[j - 1])
             j -= 1
-    return Alignment(s, d, n_ins, de, dd, tuple(inserted), tuple(reversed(substituted)))
+    return Alignment(
+        s, d, n_ins, de, dd, tuple(inserted), tuple(reversed(substituted)), tuple(sorted(missed))
+    )
 
 
 @dataclass
@@ -187,6 +198,9 @@ class Measurement:
     substituted: list[tuple[str, str]] = field(default_factory=list)
     # Per caller turn: whether the background spoke during the turn or the reply after it.
     speaking: list[bool] = field(default_factory=list)
+    # Per word class: reference tokens, and how many were substituted or deleted.
+    class_tokens: Counter[str] = field(default_factory=Counter)
+    class_missed: Counter[str] = field(default_factory=Counter)
 
     @property
     def speaking_turns(self) -> int:
@@ -220,6 +234,11 @@ def measure(
         a = align(said, heard)
         m.turns += 1
         m.words += len(tokens(said))
+        # Classes from the caller's own text: normalising lower-cases it.
+        classes = token_classes(text)
+        if len(classes) == len(tokens(said)):  # house-style rewrites can change the count
+            m.class_tokens.update(classes)
+            m.class_missed.update(classes[i] for i in a.missed)
         m.substitutions += a.substitutions
         m.deletions += a.deletions
         m.insertions += a.insertions
@@ -361,6 +380,24 @@ def _confusions(
     return {"words": table(words), "digits": table(digits)}
 
 
+def class_weights(measured: Sequence[Measurement], prior_tokens: int = 20) -> dict[str, float]:
+    """Each word class's miss rate over the pooled miss rate, all conditions together.
+
+    ``prior_tokens`` tokens at the pooled rate are added to each class, so a class
+    seen a few times stays near 1 instead of swinging on one miss.
+    """
+    tokens_by = sum((m.class_tokens for m in measured), Counter[str]())
+    missed_by = sum((m.class_missed for m in measured), Counter[str]())
+    seen = sum(tokens_by[c] for c in WEIGHTED_CLASSES)
+    pooled = sum(missed_by[c] for c in WEIGHTED_CLASSES) / seen if seen else 0.0
+    if pooled == 0.0:
+        return dict.fromkeys(WEIGHTED_CLASSES, 1.0)
+    return {
+        c: _r((missed_by[c] + prior_tokens * pooled) / (tokens_by[c] + prior_tokens) / pooled)
+        for c in WEIGHTED_CLASSES
+    }
+
+
 def _condition_rng(seed: int, background: BackgroundName, level_db: int) -> np.random.Generator:
     return np.random.default_rng([seed, BACKGROUNDS.index(background), level_db])
 
@@ -438,6 +475,7 @@ def calibrate(
         "reference_agent_words": len(AGENT_REPLY.split()),
         "default_level_db": base.default_level_db,
         "confusions": _confusions(measured),
+        "class_weights": class_weights(measured),
         "backgrounds": out_backgrounds,
     }
     detector = DetectorSettings()
@@ -475,6 +513,8 @@ def calibrate(
         "#   barge_in_per_minute  false barge-ins per minute of agent speech",
         "#   confusions        what the recogniser wrote instead of a word or a digit, most",
         "#                     frequent first (all conditions pooled)",
+        "#   class_weights     how much likelier than average a name, a number, a code digit",
+        "#                     or another word is missed (pooled; times word_error_rate)",
         "# Leaks, loops, spurious turns and barge-ins happen only while the background speaks.",
         "#",
         "# Measured:",
