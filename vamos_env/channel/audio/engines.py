@@ -46,12 +46,13 @@ _BINARIES: dict[str, str] = {"espeak-ng": "espeak-ng", "flite": "flite"}
 class Voice:
     """A voice: an engine, and for Piper a variant. ``pitch`` > 1 plays it higher and faster.
 
-    There is one bundled Piper voice; other Piper voices (the television's newsreader,
-    the cafe's other tables) are that voice replayed at another rate, which moves
-    its pitch and tempo together. Noise scales are zero: Piper's sampling noise
-    is not seedable, and a call must be reproducible from its seed. ``espeak-ng``
-    and ``flite`` are Debian's formant and diphone synthesizers: clearly different
-    voices, and harder for a recogniser (a caller with a difficult voice).
+    There is one bundled Piper voice; other Piper voices (two of the cafe's tables, a
+    passer-by, and the stand-ins used when espeak-ng or flite is missing) are that
+    voice replayed at another rate, which moves its pitch and tempo together. Noise
+    scales are zero: Piper's sampling noise is not seedable, and a call must be
+    reproducible from its seed. ``espeak-ng`` and ``flite`` are Debian's formant and
+    diphone synthesizers: clearly different voices, and harder for a recogniser (a
+    caller with a difficult voice).
     """
 
     pitch: float = 1.0
@@ -62,7 +63,7 @@ class Voice:
 
 
 CALLER = Voice()
-NEWSREADER = Voice(pitch=1.22, length_scale=0.95)
+NEWSREADER = Voice(pitch=1.22, length_scale=0.95)  # the television's stand-in without flite
 ESPEAK_CALLER = Voice(engine="espeak-ng", name="en-us")
 FLITE_CALLER = Voice(engine="flite", name="slt")
 # The caller's voice per persona: Piper by default, the alternatives for the personas whose
