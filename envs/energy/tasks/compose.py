@@ -188,6 +188,16 @@ class Path:
     def end(self) -> AccountState:
         return self.steps[-1].after if self.steps else self.start
 
+    @property
+    def requires_transfer(self) -> bool:
+        """Whether a request of the call can only be met by handing it to a person."""
+        return any(
+            step.ends_call
+            or step.request.expected_outcome == "transferred"
+            or any(c.kind == "called" and c.tool == "transfer_to_human" for c in step.checks)
+            for step in self.steps
+        )
+
     def __len__(self) -> int:
         return len(self.steps)
 

@@ -17,8 +17,14 @@ length, largest first, the hardest are taken while limits hold: at most
 ``per_kind`` tasks holding one request kind, and ``per_request_set`` tasks holding the
 same set of requests in another order (one, at first). When a length cannot be filled,
 the limits are relaxed one step at a time (``pool_summary.json`` shows the limits used).
-Successful due-date extensions are excluded (the billing service refuses every extension
-in this world, so none exists, and the filter keeps it that way).
+Two kinds of call are never in the exam:
+
+- calls that **require a transfer** (a supervisor request, a protection decision, an
+  arrangement that needs a down payment, an account in the shutoff process): the
+  published exam has none, so that an agent's transfer rate measures its own behaviour,
+  not the task mix (singles and other task sets keep them);
+- successful due-date extensions (the billing service refuses every extension in this
+  world, so none exists, and the filter keeps it that way).
 
 Same seed and outcomes, byte-identical files: sorted keys, stable ordering, predictions
 rounded to 4 places in the file.
@@ -107,6 +113,12 @@ def _has_successful_extension(path: Path) -> bool:
     return any(c.tool == "request_due_date_extension" for s in path.steps for c in s.changes)
 
 
+def exam_eligible(path: Path) -> bool:
+    """Whether a call may be in the exam at all (module docstring): no transfer required,
+    no successful due-date extension."""
+    return not path.requires_transfer and not _has_successful_extension(path)
+
+
 def select_exam(
     pool: Pool,
     predictions: Mapping[str, float],
@@ -118,9 +130,7 @@ def select_exam(
 ) -> Selection:
     """The hardest calls within the limits, per length (module docstring)."""
     base = limits or ExamLimits()
-    eligible = sorted(
-        (p for p in pool.combinations if not _has_successful_extension(p)), key=lambda p: p.id
-    )
+    eligible = sorted((p for p in pool.combinations if exam_eligible(p)), key=lambda p: p.id)
     shuffle = np.random.default_rng(seed).permutation(len(eligible))
     tiebreak = {p.id: int(shuffle[i]) for i, p in enumerate(eligible)}
     ranked = sorted(eligible, key=lambda p: (round(predictions[p.id], 6), tiebreak[p.id]))
@@ -284,6 +294,13 @@ def _summary(
         "singles_by_kind": dict(sorted(singles_by_kind.items())),
         "eligible_combinations": sum(pool.by_length().values()),
         "eligible_combinations_by_length": {str(k): v for k, v in pool.by_length().items()},
+        "exam_candidates_by_length": {
+            str(n): sum(1 for p in pool.combinations if len(p) == n and exam_eligible(p))
+            for n in sorted(pool.by_length())
+        },
+        "exam_excluded_requiring_transfer": sum(
+            1 for p in pool.combinations if p.requires_transfer
+        ),
         "rejected_extensions": dict(sorted(pool.rejections.items())),
         "outcomes_file": source.name,
         "outcomes_used": fit.used,

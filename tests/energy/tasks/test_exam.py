@@ -16,11 +16,13 @@ from vamos_env.envs.energy.tasks.exam import (
     ExamLimits,
     build_exam,
     data_dir,
+    exam_eligible,
     feature_matrix,
     select_exam,
     shipped_exam_path,
+    shipped_singles_path,
 )
-from vamos_env.envs.energy.tasks.schema import load_task_set
+from vamos_env.envs.energy.tasks.schema import Task, load_task_set
 from vamos_env.twins.snapshot import Snapshot
 
 
@@ -40,19 +42,65 @@ def test_the_shipped_exam_has_the_published_mix() -> None:
 
 
 def test_the_exam_keeps_within_its_limits(build: ExamBuild) -> None:
-    limits = ExamLimits()
-    tasks = build.exam.tasks
-    assert Counter(t.meta.account_slot for t in tasks).most_common(1)[0][1] <= limits.per_account
-    uses: Counter[str] = Counter()
-    for task in tasks:
-        slot, specs = parse_task_id(task.task_id)
-        uses.update(single_id(slot, spec) for spec in specs)
-    assert max(uses.values()) <= limits.per_single
-    kinds = Counter(k for t in tasks for k in set(t.meta.request_kinds))
-    assert max(kinds.values()) <= limits.per_kind
-    shapes = Counter((t.meta.account_slot, frozenset(parse_task_id(t.task_id)[1])) for t in tasks)
-    assert max(shapes.values()) <= limits.per_request_set
-    assert build.summary["exam_limits"]["4"]["per_account"] == limits.per_account
+    # Lengths are filled longest first, each with the limits the summary records for it
+    # (relaxed where the base limits could not fill it); a count is never raised past the
+    # loosest limits used so far.
+    used = {int(n): ExamLimits(**x) for n, x in build.summary["exam_limits"].items()}
+    assert used[2] == used[3] == ExamLimits()
+    for length in sorted(EXAM_MIX, reverse=True):
+        tasks = [t for t in build.exam.tasks if t.meta.request_count >= length]
+        so_far = [x for n, x in used.items() if n >= length]
+        accounts = Counter(t.meta.account_slot for t in tasks)
+        assert max(accounts.values()) <= max(x.per_account for x in so_far)
+        uses: Counter[str] = Counter()
+        for task in tasks:
+            slot, specs = parse_task_id(task.task_id)
+            uses.update(single_id(slot, spec) for spec in specs)
+        assert max(uses.values()) <= max(x.per_single for x in so_far)
+        kinds = Counter(k for t in tasks for k in set(t.meta.request_kinds))
+        assert max(kinds.values()) <= max(x.per_kind for x in so_far)
+        shapes = Counter(
+            (t.meta.account_slot, frozenset(parse_task_id(t.task_id)[1])) for t in tasks
+        )
+        assert max(shapes.values()) <= max(x.per_request_set for x in so_far)
+
+
+def _requires_transfer(task: Task) -> bool:
+    return (
+        any(r.expected_outcome == "transferred" for r in task.requests)
+        or any(c.tool == "transfer_to_human" for c in task.expected_changes)
+        or any(c.kind == "called" and c.tool == "transfer_to_human" for c in task.checks)
+    )
+
+
+def test_no_exam_task_requires_a_transfer(build: ExamBuild) -> None:
+    shipped = load_task_set(shipped_exam_path())
+    assert not [t.task_id for t in shipped.tasks if _requires_transfer(t)]
+    assert not [t.task_id for t in build.exam.tasks if _requires_transfer(t)]
+    # Nor does a transfer come in under another name: none of the kinds that end in one.
+    kinds = {k for t in shipped.tasks for k in t.meta.request_kinds}
+    assert not kinds & {"supervisor", "protections", "arrangement_down_payment"}
+    assert "arrangement_shutoff" not in kinds
+    assert build.summary["exam_excluded_requiring_transfer"] > 0
+
+
+def test_singles_keep_their_transfers() -> None:
+    singles = load_task_set(shipped_singles_path())
+    transfers = [t for t in singles.tasks if _requires_transfer(t)]
+    assert {k for t in transfers for k in t.meta.request_kinds} == {
+        "supervisor",
+        "protections",
+        "arrangement_down_payment",
+        "arrangement_shutoff",
+    }
+
+
+def test_selection_skips_a_transfer_even_when_it_is_the_hardest(pool: Pool) -> None:
+    # Rank every call that requires a transfer as certain to fail: none is chosen even so.
+    predictions = {p.id: 0.0 if p.requires_transfer else 0.5 for p in pool.combinations}
+    chosen = select_exam(pool, predictions, mix={2: 3, 3: 3, 4: 3}).paths
+    assert len(chosen) == 9 and not any(p.requires_transfer for p in chosen)
+    assert any(p.requires_transfer for p in pool.combinations)
 
 
 def test_the_exam_is_harder_than_the_pool(build: ExamBuild, pool: Pool) -> None:
@@ -60,13 +108,13 @@ def test_the_exam_is_harder_than_the_pool(build: ExamBuild, pool: Pool) -> None:
     by_id = {p.id: float(x) for p, x in zip(pool.combinations, predicted, strict=True)}
     chosen = {t.task_id for t in build.exam.tasks}
     for length in EXAM_MIX:
-        of_length = [p.id for p in pool.combinations if len(p) == length]
+        of_length = [p.id for p in pool.combinations if len(p) == length and exam_eligible(p)]
         exam_mean = sum(by_id[i] for i in of_length if i in chosen) / EXAM_MIX[length]
         pool_mean = sum(by_id[i] for i in of_length) / len(of_length)
         assert exam_mean < pool_mean
     # The four-request tasks are picked first, with nothing yet counted against a limit, so
     # one of the hardest of them (ties broken by the seeded shuffle) is in.
-    fours = [p.id for p in pool.combinations if len(p) == 4]
+    fours = [p.id for p in pool.combinations if len(p) == 4 and exam_eligible(p)]
     assert min(round(by_id[i], 6) for i in fours if i in chosen) == min(
         round(by_id[i], 6) for i in fours
     )
