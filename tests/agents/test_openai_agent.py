@@ -31,7 +31,7 @@ from vamos_env.agents.openai_agent import (
 )
 from vamos_env.testing import Call, Failure, FakeOpenAIServer, Raw, RecordedRequest, Reply
 
-TASK = "c-a04-pay_after_decline-sep.create_arrangement-36"  # caller: 8731-71970, card 8210
+TASK = "c-a04-pay_after_decline-sep.payment_history.create_arrangement-36"  # caller: 8731-71970
 VERIFY = {
     "account_number": "8731-71970",
     "name_on_account": "Samuel Walsh-Obi",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import vamos_env  # noqa: F401  (registers the environment)
 
 ROOT = Path(__file__).resolve().parents[2]
-TASK = "c-a04-pay_after_decline-sep.payment_history.create_arrangement-36.supervisor"
+TASK = "c-a04-pay_after_decline-sep.payment_history.create_arrangement-36"
 
 # A fixed, deterministic sequence of agent actions (not a good agent: a reproducible one).
 SCRIPT: list[Any] = [
