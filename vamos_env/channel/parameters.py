@@ -210,9 +210,24 @@ class Background(_Strict):
     levels: dict[str, Condition] = Field(default_factory=dict)
 
 
+class RecordedCpu(_Strict):
+    model: str
+    isa: tuple[str, ...] = ()
+
+
+class RecordedOn(_Strict):
+    """What a calibration's exact figures depend on (``vamos_env.channel.audio.provenance``)."""
+
+    cpu: RecordedCpu
+    libraries: dict[str, str]
+    voices: dict[str, str]
+
+
 class ChannelParameters(_Strict):
     version: Literal[1] = 1
     source: Literal["assumed", "calibrated"]
+    # The machine and libraries the calibration ran on (absent in an assumed file).
+    recorded_on: RecordedOn | None = None
     speaking_rate_wpm: float = Field(gt=0.0)
     # The agent reply length (words) at which ``expected.barge_in_rate`` is stated.
     reference_agent_words: int = Field(gt=0)

@@ -130,19 +130,34 @@ def test_personas_get_their_voices() -> None:
 
 
 def test_the_shipped_file_is_the_calibration_output() -> None:
-    """Re-measure one shipped condition from its seed: the same figures, to the digit.
+    """Re-measure one shipped condition from its seed and hold the file to it.
 
-    The whole file takes about nine minutes (``vamos channel calibrate --levels
-    25,10,5 --seed 0``); one condition shows the file is what the command writes.
+    On the libraries and CPU the file records (``recorded_on``), the same figures to
+    the digit: the file is what ``vamos channel calibrate`` writes. Elsewhere int8
+    kernels may move single transcripts, so the figures must agree within sampling
+    error (``sampling_disagreements``: 3.29 standard errors of the difference); a real
+    regression of the recogniser, the detector or the mixing still fails. The whole
+    file takes about nine minutes (``--levels 25,10,5 --seed 0``); one condition shows it.
     """
     from vamos_env.channel.audio.calibration import (
         condition_entry,
-        exam_corpus,
         measure_condition,
+        sampling_disagreements,
+        shipped_corpus,
     )
+    from vamos_env.channel.audio.provenance import differences, recorded_on
     from vamos_env.channel.parameters import PARAMETER_FILE, _read_yaml
 
     shipped = _read_yaml(PARAMETER_FILE)
     assert shipped["source"] == "calibrated"
-    measured = condition_entry(measure_condition("street", 25, 0, exam_corpus()))
-    assert measured == shipped["backgrounds"]["street"]["levels"]["25"]
+    entry = shipped["backgrounds"]["street"]["levels"]["25"]
+    m = measure_condition("street", 25, 0, shipped_corpus())
+    elsewhere = differences(shipped["recorded_on"], recorded_on())
+    if not elsewhere:
+        assert condition_entry(m) == entry
+    else:
+        disagreements = sampling_disagreements(m, entry)
+        assert not disagreements, (
+            f"re-measured on another machine ({'; '.join(elsewhere)}), "
+            f"outside sampling error: {disagreements}"
+        )

@@ -158,3 +158,50 @@ def test_class_weights_are_miss_rates_over_the_pooled_rate_with_a_prior() -> Non
     assert class_weights([Measurement("clean", 25)]) == dict.fromkeys(
         ("name", "number", "code", "other"), 1.0
     )
+
+
+def _street_like(**changes: object) -> Measurement:
+    """A measurement shaped like the shipped street-at-25-dB condition (80 turns)."""
+    m = Measurement("street", 25, turns=80, words=900, substitutions=34, deletions=6,
+                    insertions=2, digit_errors=15, digit_deletions=2, emails=6, emails_wrong=6,
+                    spurious=0, replies_cut=0, speaking=[True] * 80)  # fmt: skip
+    for key, value in changes.items():
+        setattr(m, key, value)
+    return m
+
+
+def test_a_re_measurement_within_sampling_error_keeps_the_file() -> None:
+    from vamos_env.channel.audio.calibration import sampling_disagreements
+
+    entry = _condition(_street_like(), 25 / 150)
+    # Another build moves a few transcripts: a few more errors, a dropped digit more.
+    moved = _street_like(substitutions=38, deletions=9, digit_deletions=4)
+    assert sampling_disagreements(moved, entry) == []
+    assert sampling_disagreements(_street_like(), entry) == []
+
+
+@pytest.mark.parametrize(
+    "regression",
+    [
+        {"substitutions": 120},  # the recogniser got much worse
+        {"deletions": 60, "substitutions": 10},  # words dropped instead of misheard
+        {"spurious": 25},  # the detector opens turns on street noise
+        {"replies_cut": 30},  # and cuts replies
+        {"emails_wrong": 0},  # emails suddenly perfect: a different recogniser
+    ],
+)
+def test_a_real_regression_falls_outside_the_bands(regression: dict[str, int]) -> None:
+    from vamos_env.channel.audio.calibration import sampling_disagreements
+
+    entry = _condition(_street_like(), 25 / 150)
+    assert sampling_disagreements(_street_like(**regression), entry)
+
+
+def test_provenance_differences_name_what_moved() -> None:
+    from vamos_env.channel.audio.provenance import differences, recorded_on
+
+    here = recorded_on()
+    assert differences(here, here) == []
+    older = {**here, "libraries": {**here["libraries"], "ctranslate2": "4.6.0"}}
+    [line] = differences(older, here)
+    assert line.startswith("libraries.ctranslate2: recorded '4.6.0'")

@@ -9,7 +9,13 @@ on first use, and ``missing_reason()`` says why they cannot.
 from __future__ import annotations
 
 from vamos_env.channel.audio.backgrounds import REFERENCE_RMS, BackgroundStream
-from vamos_env.channel.audio.calibration import SAMPLE_CORPUS, calibrate, exam_corpus, register
+from vamos_env.channel.audio.calibration import (
+    SAMPLE_CORPUS,
+    calibrate,
+    exam_corpus,
+    register,
+    shipped_corpus,
+)
 from vamos_env.channel.audio.channel import AudioChannel, detect_speech, spoken_form
 from vamos_env.channel.audio.engines import missing_reason
 
@@ -23,5 +29,6 @@ __all__ = [
     "exam_corpus",
     "missing_reason",
     "register",
+    "shipped_corpus",
     "spoken_form",
 ]

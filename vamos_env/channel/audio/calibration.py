@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,6 +29,7 @@ import numpy as np
 import yaml
 
 from vamos_env.channel.audio.channel import AudioChannel
+from vamos_env.channel.audio.provenance import recorded_on
 from vamos_env.channel.parameters import (
     BACKGROUNDS,
     BackgroundName,
@@ -41,7 +43,7 @@ from vamos_env.channel.recognition import (
     tokens,
 )
 
-# Used by tests and quick runs; the shipped file is measured on ``exam_corpus()``.
+# Used by tests and quick runs; the shipped file is measured on ``shipped_corpus()``.
 SAMPLE_CORPUS: tuple[str, ...] = (
     "It's 4944-29875. The name is Kwame Novak.",
     "The last bill was for $199.16.",
@@ -96,6 +98,32 @@ def exam_corpus(turns: int = DEFAULT_TURNS, seed: int = 0) -> tuple[str, ...]:
     return tuple(distinct[i] for i in sorted(picked)) + tuple(
         f"My email is {emails[i]}." for i in sorted(chosen)
     )
+
+
+CORPUS_FILE = "calibration_corpus.yaml"
+
+
+def shipped_corpus() -> tuple[str, ...]:
+    """The caller turns the shipped parameter file was measured on (``data/`` + CORPUS_FILE).
+
+    Frozen as data so that the measurement does not move when the exam, the scripted
+    caller's wording or the reference agent change: ``vamos channel corpus`` draws a new
+    one from the exam (``exam_corpus``) when a recalibration should follow them.
+    """
+    return _corpus_from(
+        Path(str(resources.files("vamos_env.channel").joinpath("data", CORPUS_FILE)))
+    )
+
+
+def corpus_file(corpus: Sequence[str], *, turns: int, seed: int) -> str:
+    """The corpus file's text: the turns, and a header saying how they were drawn."""
+    header = (
+        "# Caller turns the text channel's calibration speaks (vamos channel calibrate).\n"
+        f"# Drawn by `vamos channel corpus --turns {turns} --seed {seed}`: the reference agent\n"
+        "# plays every exam task once (calm caller, quiet room, seed 0); distinct caller turns\n"
+        f"# are drawn by how often they are said, plus {EMAIL_TURNS} turns spelling world emails.\n"
+    )
+    return header + yaml.safe_dump({"turns": list(corpus)}, sort_keys=False, width=100)
 
 
 AGENT_REPLY = (
@@ -344,6 +372,66 @@ def _condition(m: Measurement, minutes_per_reply: float) -> dict[str, Any]:
     }
 
 
+# Two-sided 0.1% normal quantile: a re-measurement elsewhere disagrees with the file by
+# more than this many standard errors about once in a thousand figures by chance.
+SAMPLING_Z = 3.29
+# The file rounds to three places.
+_ROUNDING = 0.0015
+
+
+def sampling_disagreements(m: Measurement, entry: dict[str, Any]) -> list[str]:
+    """Figures of a file's condition ``entry`` that a re-measurement ``m`` contradicts.
+
+    Another CPU or library build can move single transcripts, so elsewhere a condition
+    cannot be re-measured to the digit; it must still agree within sampling error. Each
+    share is compared as the difference of two binomial estimates over the
+    re-measurement's denominator (words, errors, digit errors, emails, turns in which the
+    background spoke); counts that can exceed one per turn (spurious turns) as two
+    Poisson counts. The word spans (``leak_words``, ``repetition_repeats``) are extremes
+    of a few events and are not compared. An empty list means the file stands.
+    """
+    out: list[str] = []
+    speaking = m.speaking_turns
+    recognition_errors = m.errors - sum(m.leaked_words) - m.looped_words
+    minutes_per_reply = len(AGENT_REPLY.split()) / shipped_parameters().speaking_rate_wpm
+
+    def share(name: str, shipped: float, measured: float, n: int) -> None:
+        if n <= 0:
+            return
+        p = min(max((shipped + measured) / 2, 1.0 / (2 * n)), 1.0 - 1.0 / (2 * n))
+        allowed = SAMPLING_Z * math.sqrt(2 * p * (1 - p) / n) + _ROUNDING
+        if abs(shipped - measured) > allowed:
+            out.append(
+                f"{name}: file {shipped:.3f}, re-measured {measured:.3f} over {n}"
+                f" (allowed difference {allowed:.3f})"
+            )
+
+    def counts(name: str, shipped: float, measured: float) -> None:
+        allowed = SAMPLING_Z * math.sqrt(shipped + measured) + 1
+        if abs(shipped - measured) > allowed:
+            out.append(
+                f"{name}: file {shipped:.1f}, re-measured {measured:.0f}"
+                f" (allowed difference {allowed:.1f})"
+            )
+
+    share("word_error_rate", entry["word_error_rate"], m.recognition_error_rate, m.words)
+    if recognition_errors > 0:
+        for key, count in (("substitution", m.substitutions), ("deletion", m.deletions)):
+            share(key, entry[key], count / recognition_errors, recognition_errors)
+    if m.digit_errors:
+        share("digit_deletion", entry["digit_deletion"], m.digit_deletions / m.digit_errors,
+              m.digit_errors)  # fmt: skip
+    if m.emails:
+        share("email_error_rate", entry["email_error_rate"], m.emails_wrong / m.emails, m.emails)
+    share("leak_rate", entry["leak_rate"], min(1.0, m.leaks / speaking), speaking)
+    share("repetition_loop_rate", entry["repetition_loop_rate"],
+          min(1.0, len(m.loops) / speaking), speaking)  # fmt: skip
+    counts("spurious turns", entry["spurious_turn_rate"] * speaking, m.spurious)
+    cut_in_file = 1 - math.exp(-entry["barge_in_per_minute"] * minutes_per_reply)
+    share("replies cut", cut_in_file, min(m.replies_cut / speaking, 0.99), speaking)
+    return out
+
+
 def _confusions(
     measured: Sequence[Measurement], most: int = 4, seen_at_least: int = 2
 ) -> dict[str, Any]:
@@ -421,18 +509,18 @@ def calibrate(
     seed: int = 0,
     corpus: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
-    turns: int = DEFAULT_TURNS,
+    corpus_name: str | None = None,
 ) -> str:
     """The text channel's parameter file (YAML text) measured from the audio channel.
 
-    ``corpus`` defaults to ``exam_corpus(turns, seed)``; ``progress`` gets a line
-    per condition measured.
+    ``corpus`` defaults to ``shipped_corpus()``; ``corpus_name`` is the corpus file the
+    header names when another one is given; ``progress`` gets a line per condition measured.
     """
     from vamos_env.channel.audio.backgrounds import background_voices
     from vamos_env.channel.audio.vad import DetectorSettings
 
     base = shipped_parameters()
-    corpus = tuple(corpus) if corpus is not None else exam_corpus(turns, seed)
+    corpus = tuple(corpus) if corpus is not None else shipped_corpus()
     minutes_per_reply = len(AGENT_REPLY.split()) / base.speaking_rate_wpm
     say = progress or (lambda line: None)
     clean = measure("clean", 25, corpus, _condition_rng(seed, "clean", 25))
@@ -468,9 +556,11 @@ def calibrate(
             table.append(f"#   {line}")
             say(line)
         out_backgrounds[name] = entry
+    machine = recorded_on()
     body: dict[str, Any] = {
         "version": 1,
         "source": "calibrated",
+        "recorded_on": machine,
         "speaking_rate_wpm": base.speaking_rate_wpm,
         "reference_agent_words": len(AGENT_REPLY.split()),
         "default_level_db": base.default_level_db,
@@ -485,9 +575,10 @@ def calibrate(
         "#",
         "# STATUS: calibrated. Written by `vamos channel calibrate "
         f"--levels {','.join(map(str, levels))} --seed {seed}"
-        + ("" if turns == DEFAULT_TURNS else f" --turns {turns}")
+        + ("" if corpus_name is None else f" --corpus {corpus_name}")
         + "` (vamos_env.channel.audio):",
-        f"# {len(corpus)} caller turns from the exam per condition, each answered by a"
+        f"# {len(corpus)} caller turns from the exam per condition"
+        f" ({corpus_name or 'data/' + CORPUS_FILE}), each answered by a"
         f" {len(AGENT_REPLY.split())}-word reply,",
         "# spoken by Piper (joe, medium) and mixed with synthesized backgrounds scaled to the",
         "# level's share of reference speech energy (25 dB = 0.3%); voices in the backgrounds:",
@@ -496,6 +587,13 @@ def calibrate(
         f" stop {detector.stop_s} s,",
         f"# loudness gate {detector.min_level_dbfs} dBFS; recogniser: Whisper tiny.en (int8,"
         " beam 5, temperature 0).",
+        "# Recorded on: CPU "
+        f"{machine['cpu']['model']} ({' '.join(machine['cpu']['isa']) or 'no SIMD flags read'});",
+        "# " + ", ".join(f"{k} {v}" for k, v in machine["libraries"].items()) + ";",
+        "# " + ", ".join(f"{k} {v}" for k, v in machine["voices"].items()) + ".",
+        "# Exact transcripts of int8 recognition depend on these: re-measured on the same",
+        "# versions and CPU the figures are identical; elsewhere they agree within sampling",
+        "# error (tests/channel/audio/test_audio_channel.py states the bands).",
         "# Leak, loop, spurious-turn and barge-in rates are per caller turn in which the",
         "# background spoke (television: its bursts, measured in turns); the expected bands",
         "# are call averages.",
@@ -569,9 +667,39 @@ def _calibrate_command(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {line}", flush=True)
 
-    text = calibrate(args.levels, args.backgrounds, args.seed, progress=progress, turns=args.turns)
+    corpus, name = None, None
+    if args.corpus is not None:
+        try:
+            corpus = _corpus_from(Path(args.corpus))
+        except (OSError, ValueError) as exc:
+            print(f"vamos channel calibrate: --corpus: {exc}")
+            return 2
+        name = args.corpus
+    text = calibrate(
+        args.levels, args.backgrounds, args.seed, corpus, progress=progress, corpus_name=name
+    )
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
+    return 0
+
+
+def _corpus_from(path: Path) -> tuple[str, ...]:
+    raw = yaml.safe_load(path.read_text())
+    turns = raw.get("turns") if isinstance(raw, dict) else None
+    if not isinstance(turns, list) or not turns or not all(isinstance(t, str) for t in turns):
+        raise ValueError(
+            f"{path}: expected a YAML mapping with a non-empty list of strings 'turns'"
+        )
+    return tuple(turns)
+
+
+def _corpus_command(args: argparse.Namespace) -> int:
+    if args.turns <= EMAIL_TURNS:
+        print(f"vamos channel corpus: --turns: expected more than {EMAIL_TURNS}, got {args.turns}")
+        return 2
+    corpus = exam_corpus(args.turns, args.seed)
+    Path(args.out).write_text(corpus_file(corpus, turns=args.turns, seed=args.seed))
+    print(f"wrote {args.out} ({len(corpus)} caller turns)")
     return 0
 
 
@@ -585,6 +713,13 @@ def register(subparsers: Any) -> None:
     cal.add_argument("--levels", type=_levels, default=[25, 10, 5], help="dB, e.g. 25,10,5")
     cal.add_argument("--backgrounds", type=_backgrounds, default=("street", "cafe", "television"))
     cal.add_argument("--seed", type=int, default=0)
-    cal.add_argument("--turns", type=int, default=DEFAULT_TURNS, help="caller turns per condition")
+    cal.add_argument(
+        "--corpus", default=None, help="a corpus file (default: the shipped calibration corpus)"
+    )
     cal.add_argument("--out", required=True, help="the parameter file to write")
     cal.set_defaults(func=_calibrate_command)
+    cor = sub.add_parser("corpus", help="draw the calibration's caller turns from the exam")
+    cor.add_argument("--turns", type=int, default=DEFAULT_TURNS, help="caller turns in all")
+    cor.add_argument("--seed", type=int, default=0)
+    cor.add_argument("--out", required=True, help="the corpus file to write")
+    cor.set_defaults(func=_corpus_command)
