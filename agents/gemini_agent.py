@@ -18,7 +18,9 @@ The decisions about empty replies (asked again, then the call ends), malformed
 calls, silence, the opt-in ``end_call`` function and vendor failures
 (``ModelCallError``) are the OpenAI agent's; see ``vamos_env.agents.openai_agent``.
 A reply that Gemini cut off (``MALFORMED_FUNCTION_CALL``, ``SAFETY``, a blocked
-prompt) carries no parts and counts as empty. Thought parts are never spoken.
+prompt) carries no parts and counts as empty. Thought parts are never spoken. Text is
+made storable (lone surrogates replaced) before it enters the conversation, and
+``GeminiAgent.preflight(environ)`` says when the key is missing.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from vamos_env.agents.openai_agent import (
     ModelCallError,
     read_step,
 )
+from vamos_env.storable import storable_text
 from vamos_env.toolschema import gemini_tools
 
 if TYPE_CHECKING:
@@ -94,6 +97,13 @@ class GeminiAgent(ModelAgent):
         self._spoke = False
         self._end_next = False
         self._generated_ids = 0
+
+    @classmethod
+    def preflight(cls, environ: Mapping[str, str]) -> str | None:
+        """What a default-built agent lacks to run here, or None (for ``vamos eval``)."""
+        if not (environ.get("GOOGLE_API_KEY") or environ.get("GEMINI_API_KEY")):
+            return "expected GOOGLE_API_KEY (or GEMINI_API_KEY) to be set, got neither"
+        return None
 
     def _genai(self) -> genai.Client:
         if self._client is None:
@@ -210,15 +220,17 @@ class GeminiAgent(ModelAgent):
         self.usage.add(prompt, completion, latency_s)
         content = response.candidates[0].content if response.candidates else None
         parts = (content.parts or []) if content is not None else []
-        text = "".join(p.text for p in parts if p.text and not p.thought)
+        text = storable_text(
+            "".join(p.text for p in parts if isinstance(p.text, str) and p.text and not p.thought)
+        )[0]
         calls: list[tuple[str, str, str | None, dict[str, Any]]] = []
         for part in parts:
             call = part.function_call
             if call is None:
                 continue
             self._generated_ids += 1
-            ours = call.id or f"call_vamos_{self._generated_ids}"
-            calls.append((ours, call.name or "", call.id, dict(call.args or {})))
+            ours = storable_text(call.id)[0] if call.id else f"call_vamos_{self._generated_ids}"
+            calls.append((ours, storable_text(call.name or "")[0], call.id, dict(call.args or {})))
         if not text.strip() and not calls:
             self.empty_replies += 1
             return None
@@ -240,11 +252,20 @@ class GeminiAgent(ModelAgent):
                 {
                     "id": ours,
                     "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
+                    "function": {"name": name, "arguments": _json(args)},
                 }
                 for ours, name, _, args in calls
             ]
         return message
+
+
+def _json(args: dict[str, Any]) -> Any:
+    """The arguments as JSON text; arguments too deep for that go on as they are (the
+    environment refuses them with its depth limit, as a tool error the model sees)."""
+    try:
+        return json.dumps(args)
+    except (ValueError, TypeError, RecursionError):
+        return args
 
 
 def _failure(exc: Exception) -> ModelCallError:

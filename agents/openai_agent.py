@@ -32,7 +32,12 @@ Decisions (the Gemini agent shares them):
   so off by default to keep the tool surface identical across stacks).
 - **Vendor failures** (HTTP errors after the SDK's own retries, timeouts, a body
   that is not a completion with a choice) raise ``ModelCallError``: the call
-  cannot go on, and the runner records a platform fault rather than an agent miss.
+  cannot go on, and the runner records it as the agent's miss (the model is part of
+  the stack, as in the published benchmark).
+- **Unstorable text**: code points UTF-8 cannot encode (a lone surrogate from a model
+  that split an emoji) are replaced in the reply before it enters the conversation.
+- **Preflight**: ``OpenAIAgent.preflight(environ)`` says what is missing (the key, a
+  server that does not answer at ``OPENAI_BASE_URL``) before a run starts.
 
 ``usage`` holds the call's prompt and completion tokens, the number of requests and
 each request's latency (empty replies and retries included). ``aact`` does the same
@@ -49,6 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vamos_env.agents.base import Action, ModelAgent, Usage
+from vamos_env.storable import storable_text
 
 if TYPE_CHECKING:
     import openai
@@ -204,6 +210,17 @@ class OpenAIAgent(ModelAgent):
         self._end_next = False
         self._generated_ids = 0
 
+    @classmethod
+    def preflight(cls, environ: Mapping[str, str]) -> str | None:
+        """What a default-built agent lacks to run here, or None (for ``vamos eval``)."""
+        if not environ.get("OPENAI_API_KEY"):
+            return (
+                "expected OPENAI_API_KEY to be set (any value for a local server that takes "
+                "none; with OPENAI_BASE_URL for an OpenAI-compatible server), got it unset"
+            )
+        base = environ.get("OPENAI_BASE_URL")
+        return server_problem("OPENAI_BASE_URL", base) if base else None
+
     # -- clients ---------------------------------------------------------------------------
     def _key(self) -> str | None:
         return self._api_key or os.environ.get("OPENAI_API_KEY")
@@ -327,6 +344,7 @@ class OpenAIAgent(ModelAgent):
         text = ""
         if message is not None:
             text = getattr(message, "content", None) or getattr(message, "refusal", None) or ""
+        text = storable_text(text)[0] if isinstance(text, str) else ""
         calls: list[tuple[str, str, str]] = []  # (id, name, arguments text)
         seen: set[str] = set()
         for call in getattr(message, "tool_calls", None) or []:
@@ -339,7 +357,10 @@ class OpenAIAgent(ModelAgent):
                 call_id = f"call_vamos_{self._generated_ids}"
             seen.add(call_id)
             arguments = function.arguments if isinstance(function.arguments, str) else ""
-            calls.append((call_id, function.name or "", arguments))
+            name = function.name if isinstance(function.name, str) else ""
+            calls.append(
+                (storable_text(call_id)[0], storable_text(name)[0], storable_text(arguments)[0])
+            )
         if not text.strip() and not calls:
             self.empty_replies += 1
             return None
@@ -365,6 +386,26 @@ class OpenAIAgent(ModelAgent):
         self._spoke = spoken is not None
         self._end_next = ends
         return copy.deepcopy(message)
+
+
+def server_problem(variable: str, url: str, timeout_s: float = 3.0) -> str | None:
+    """Why nothing can be reached at a model server's URL, or None when it answers."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"expected {variable} to be an http(s) URL, got {url!r}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"expected {variable} to be an http(s) URL, got {url!r}"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        return f"expected a model server at {variable}={url}, got {reason}"
 
 
 def _shown(value: Any) -> str:

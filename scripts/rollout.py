@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from vamos_env.cli_eval import main
+from vamos_env.cli.evaluation import main
 
 if __name__ == "__main__":
     sys.exit(main(["eval", *sys.argv[1:]]))

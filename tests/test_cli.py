@@ -33,7 +33,8 @@ def served(*extra: str) -> Iterator[dict[str, str]]:
             if "=" in line and not line.startswith("#"):
                 key, value = line.strip().split("=", 1)
                 env[key] = value
-            if line.startswith("RORY_REFERENCE_TIME"):
+            if line.startswith("# health:"):
+                env["ADMIN_TOKEN"] = line.split("Bearer ", 1)[1].split("'", 1)[0]
                 break
         assert env, process.stderr.read() if process.stderr else "no output"
         yield env
@@ -53,6 +54,7 @@ def test_demo_prints_the_accounts_and_the_clone_timing(capsys: pytest.CaptureFix
 
 def test_serve_prints_what_an_outside_agent_needs_and_seeding_works_over_http() -> None:
     with served() as env:
+        assert env.pop("ADMIN_TOKEN")
         assert set(env) == {
             "STRIPE_API_BASE",
             "STRIPE_API_KEY",
@@ -95,7 +97,12 @@ def test_seeded_server_answers_like_the_in_process_clone_and_resets() -> None:
             remote.stripe.v1.invoices.pay(invoice, params={"paid_out_of_band": True})
 
         base = env["STRIPE_API_BASE"]
-        assert httpx.post(f"{base}/__vamos/reset").json() == {"status": "reset", "resets": 1}
+        admin = {"authorization": f"Bearer {env['ADMIN_TOKEN']}"}
+        assert httpx.post(f"{base}/__vamos/reset").status_code == 401
+        assert httpx.post(f"{base}/__vamos/reset", headers=admin).json() == {
+            "status": "reset",
+            "resets": 1,
+        }
         assert remote.stripe.v1.invoices.retrieve(invoice).status == "open"
-        assert httpx.get(f"{base}/__vamos/health").json()["status"] == "ok"
+        assert httpx.get(f"{base}/__vamos/health", headers=admin).json()["status"] == "ok"
         remote.close()

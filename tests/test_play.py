@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from vamos_env.play import play
+from vamos_env.cli.play import play
 
 TASK = "s-enable_paperless-a06"
 OPTIONS = ["--task", TASK, "--persona", "calm", "--background", "clean", "--seed", "2"]
@@ -72,7 +72,7 @@ def test_end_of_input_leaves_and_an_unknown_task_is_an_error() -> None:
 
 def test_it_runs_as_a_program_on_real_stdin() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "vamos_env.play", *OPTIONS],
+        [sys.executable, "-m", "vamos_env.cli.play", *OPTIONS],
         input="Hello, how can I help?\n/quit\n",
         capture_output=True,
         text=True,

@@ -12,6 +12,12 @@ into a verdict.
 
 Everything here is deterministic given the caller's and the channel's generators
 and a deterministic agent.
+
+Text enters a call here (the agent's actions, the caller's and the channel's words), so
+here it is made storable: code points UTF-8 cannot encode are replaced and counted
+(``replaced_code_points``), and tool arguments beyond ``ArgumentLimits`` (too deep, too
+large, not JSON values) are refused with a tool error naming the limit, without reaching
+the tools. Every transcript an episode builds can be written to the results store.
 """
 
 from __future__ import annotations
@@ -21,9 +27,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from vamos_env.actions import ActionError, EndCall, ParsedActions, Say, ToolCallAction, parse_action
+from vamos_env.actions import (
+    ActionError,
+    EndCall,
+    ParsedActions,
+    Say,
+    ToolCallAction,
+    parse_action,
+    shown,
+)
 from vamos_env.callers.base import Caller, HangUp, Utterance
 from vamos_env.channel.base import Channel
+from vamos_env.storable import (
+    DEFAULT_LIMITS,
+    ArgumentLimits,
+    LimitExceeded,
+    storable_json,
+    storable_text,
+)
 from vamos_env.types import ToolCall, ToolResult, Transcript, Turn
 
 EndReason = Literal["hang_up", "end_call", "transfer", "turn_limit"]
@@ -49,9 +70,11 @@ class Episode:
     caller: Caller
     channel: Channel
     max_agent_turns: int = 60
+    argument_limits: ArgumentLimits = DEFAULT_LIMITS
     transcript: Transcript = field(init=False)
     agent_turns: int = 0
     malformed_actions: int = 0
+    replaced_code_points: int = 0  # in the agent's, the caller's and the channel's text
     end_reason: EndReason | None = None
     _closing_due: bool = False
     _traced: int = 0
@@ -69,14 +92,16 @@ class Episode:
         self.transcript.turns.append(added)
         return added
 
+    def _clean(self, text: str) -> str:
+        clean, replaced = storable_text(text)
+        self.replaced_code_points += replaced
+        return clean
+
     def _caller_speaks(self, utterance: Utterance) -> str:
-        received = self.channel.to_agent(utterance.text)
+        said = self._clean(utterance.text)
+        received = [self._clean(text) for text in self.channel.to_agent(said)]
         first = received[0] if received else ""
-        self._add(
-            speaker="caller",
-            text=utterance.text,
-            heard=None if first == utterance.text else first,
-        )
+        self._add(speaker="caller", text=said, heard=None if first == said else first)
         for extra in received[1:]:
             self._add(speaker="caller", text=extra, spurious=True)
         return "\n".join(text for text in received if text)
@@ -104,6 +129,7 @@ class Episode:
                 error=parsed.message,
             )
         else:
+            self.replaced_code_points += parsed.replaced
             outcome = self._apply(parsed)
         if not outcome.ended and self.agent_turns >= self.max_agent_turns:
             self.end_reason = "turn_limit"
@@ -134,7 +160,7 @@ class Episode:
         return StepOutcome(json.dumps(payload), tool_results=results)
 
     def _say(self, text: str) -> str:
-        heard = self.channel.to_caller(text)
+        heard = self._clean(self.channel.to_caller(text))
         turn = self._add(
             speaker="agent", text=text, heard=None if heard == text else heard, cut=heard != text
         )
@@ -144,17 +170,70 @@ class Episode:
             return ""
         reply = self.caller.hear(heard)
         if isinstance(reply, HangUp):
-            if reply.text:
-                self._add(speaker="caller", text=reply.text)
+            words = self._clean(reply.text) if reply.text else ""
+            if words:
+                self._add(speaker="caller", text=words)
             self.end_reason = "hang_up"
-            return reply.text
+            return words
         if reply.cut_in_after_words is not None:
             # The caller spoke over the agent: it heard only the first words.
             kept = " ".join(heard.split()[: reply.cut_in_after_words])
             turn.heard, turn.cut = kept, True
         return self._caller_speaks(reply)
 
+    def _checked_arguments(self, arguments: Any) -> Any:
+        """The arguments made storable for the session, or why they are refused."""
+        if arguments is None:
+            return None
+        if isinstance(arguments, str):
+            limits = self.argument_limits
+            if len(arguments) > limits.max_bytes:
+                return LimitExceeded(
+                    f"tool arguments may be at most {limits.max_bytes} bytes of JSON "
+                    f"(max_bytes); got {len(arguments)} characters"
+                )
+            if not arguments.strip():
+                return arguments
+            try:
+                decoded = json.loads(arguments)
+            except RecursionError:
+                return LimitExceeded(
+                    f"tool arguments may nest at most {limits.max_depth} levels deep (max_depth)"
+                )
+            except ValueError:
+                return self._clean(arguments)  # not JSON: the session says so
+            arguments = decoded
+        checked = storable_json(arguments, self.argument_limits)
+        if isinstance(checked, LimitExceeded):
+            return checked
+        value, replaced = checked
+        self.replaced_code_points += replaced
+        return value
+
+    def _refuse_tool(self, action: ToolCallAction, refusal: LimitExceeded) -> dict[str, Any]:
+        """A tool call whose arguments are beyond the limits: an error result, no tool run."""
+        call_id = action.call_id or f"call_refused_{self.agent_turns}"
+        result = {"error": f"Arguments refused: {refusal.message}. Nothing was run."}
+        self._add(
+            speaker="tool",
+            tool_call=ToolCall(
+                call_id=call_id, name=action.name, arguments={"refused": shown(action.arguments)}
+            ),
+            tool_result=ToolResult(
+                call_id=call_id,
+                name=action.name,
+                ok=False,
+                result=result,
+                verified=bool(getattr(self.session, "verified", False)),
+            ),
+        )
+        return {"tool_call_id": call_id, "name": action.name, "result": result}
+
     def _tool(self, action: ToolCallAction) -> dict[str, Any]:
+        arguments = self._checked_arguments(action.arguments)
+        if isinstance(arguments, LimitExceeded):
+            return self._refuse_tool(action, arguments)
+        action = ToolCallAction(action.name, arguments, action.call_id)
         result = self.session.call(action.name, action.arguments)
         entry = self.session.trace[-1] if len(self.session.trace) > self._traced else None
         self._traced = len(self.session.trace)

@@ -19,7 +19,7 @@ per repeat) is a fixed function of the trial, as in the benchmark, unless
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -79,6 +79,21 @@ def resolve_tasks(tasks: str | Path | TaskSet | Sequence[Task]) -> TaskSet:
     return TaskSet(name="custom", tasks=tuple(tasks))
 
 
+def check_world(task_set: TaskSet, accounts: Collection[str]) -> None:
+    """Refuse a task set whose callers' accounts are not in the seeded world: every call of
+    such a task would be unsolvable, and the run would only find out call by call."""
+    missing = sorted(
+        {t.caller.account_number for t in task_set.tasks if t.caller.account_number not in accounts}
+    )
+    if missing:
+        tasks = [t.task_id for t in task_set.tasks if t.caller.account_number in set(missing)]
+        raise ValueError(
+            f"tasks {task_set.name!r}: expected callers' accounts of the seeded world "
+            f"({len(accounts)} accounts, e.g. {sorted(accounts)[0]}), got {missing[:5]} "
+            f"in {len(tasks)} task(s) (first: {tasks[0]!r})"
+        )
+
+
 class VamosEnergyEnv(gym.Env[str, Any]):
     """A Gymnasium environment in which each episode is one call to the billing line."""
 
@@ -124,6 +139,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             for c in cast(self._task_ids, trial_id=trial_id, repeats=repeats)
         }
         self._snapshot = default_snapshot()
+        check_world(self.task_set, self._snapshot.report.accounts)
         self._episode: Episode | None = None
         self._channel: Channel | None = None
         self._task: Task | None = None
@@ -192,6 +208,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             "caller_voice": getattr(getattr(channel, "voice", None), "engine", None),
             "turn": 0,
             "malformed_actions": 0,
+            "replaced_code_points": self._episode.replaced_code_points,
         }
         info = dict(self._info)
         self._attach_audio(info)
@@ -240,6 +257,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             "background": self._info["background"],
             "turn": episode.agent_turns,
             "malformed_actions": episode.malformed_actions,
+            "replaced_code_points": episode.replaced_code_points,
             "tool_results": outcome.tool_results,
         }
         if outcome.error:
@@ -283,4 +301,11 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         return "\n".join(lines)
 
 
-__all__ = ["BACKGROUNDS", "ResetOptions", "VamosEnergyEnv", "gemini_tools", "resolve_tasks"]
+__all__ = [
+    "BACKGROUNDS",
+    "ResetOptions",
+    "VamosEnergyEnv",
+    "check_world",
+    "gemini_tools",
+    "resolve_tasks",
+]

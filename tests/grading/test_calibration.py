@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from vamos_env.cli_grading import main
+from vamos_env.cli.grading import main
 from vamos_env.grading import grade
 from vamos_env.grading.calibration import compare_verifiers
 from vamos_env.grading.llm import ModelEndpoint

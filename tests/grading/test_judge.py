@@ -12,7 +12,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from vamos_env.cli_grading import main
+from vamos_env.cli.grading import main
 from vamos_env.grading.calibration import judge_agreement
 from vamos_env.grading.judge import HeuristicJudge, LLMJudge, Rubric, gate_run, load_rubric
 from vamos_env.grading.llm import ModelEndpoint
@@ -193,7 +193,7 @@ def test_judge_gate_exits_by_the_rubric(tmp_path: Path, capsys: pytest.CaptureFi
 def test_judge_gate_as_a_process(tmp_path: Path) -> None:
     bad = _write(tmp_path, "bad.jsonl", [by_key("calm_waives_fee"), by_key("transfer_silent")])
     done = subprocess.run(
-        [sys.executable, "-m", "vamos_env.cli_grading", "judge", "gate", str(bad)],
+        [sys.executable, "-m", "vamos_env.cli.grading", "judge", "gate", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,

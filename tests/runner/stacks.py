@@ -92,11 +92,14 @@ class AsyncWaiter(VerifyThenLeave):
 
 
 class PlatformDown(VerifyThenLeave):
-    """Its model platform fails on the second action (a benchmark fault, not a miss)."""
+    """Its model fails on the second action (the agent's miss), and the exception claims to
+    be a platform fault, which the runner must not believe."""
 
     def act(self, observation: str, info: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if len(self.plan) == 4:
-            error = ConnectionError("the model vendor answered 503")
+            from vamos_env.agents.openai_agent import ModelCallError
+
+            error = ModelCallError("openai", "the model vendor answered 503", status=503)
             error.platform_fault = True  # type: ignore[attr-defined]
             raise error
         return super().act(observation, info)

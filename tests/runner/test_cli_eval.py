@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from vamos_env import cli_grading
-from vamos_env.cli_eval import main
+from vamos_env.cli import grading as cli_grading
+from vamos_env.cli.evaluation import main
 
 
 def test_eval_then_report(

@@ -83,5 +83,5 @@ def test_bad_settings_name_the_option(
 
 
 def test_a_stack_named_twice_is_refused(tmp_path: Path, test_stack: Any) -> None:
-    with pytest.raises(ValueError, match="named twice"):
+    with pytest.raises(ValueError, match="expected each stack once"):
         evaluate(config(tmp_path, [test_stack("v", "VerifyThenLeave"), test_stack("v", "Slow")]))

@@ -71,5 +71,5 @@ def test_stack_names(test_stack: Any) -> None:
         resolve_stack("nope")
     with pytest.raises(ValueError, match="a stack name is letters"):
         resolve_stack("a/b=x:y")
-    with pytest.raises(ValueError, match="expected a callable"):
+    with pytest.raises(ValueError, match="to name a callable"):
         resolve_stack(test_stack("x", "no_such_factory"))

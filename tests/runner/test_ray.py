@@ -127,7 +127,7 @@ def test_a_run_killed_midway_resumes_with_every_call_once(
 ) -> None:
     address = ray_cluster.get_runtime_context().gcs_address
     command = [
-        sys.executable, "-m", "vamos_env.cli_eval", "eval",
+        sys.executable, "-m", "vamos_env.cli.evaluation", "eval",
         "--stacks", test_stack("slow", "Sluggish"), "--tasks", "exam:12", "--repeats", "2",
         "--out", str(tmp_path), "--address", address, "--batch-size", "2",
         "--max-concurrency", "2", "--quiet",

@@ -51,7 +51,7 @@ def test_reading_tolerates_a_torn_tail_but_not_a_corrupt_middle(tmp_path: Path) 
     # The report reads a store while a run is killed mid-write: the torn tail is no record.
     assert [k for k, _ in ResultStore(path)._rows()] == [1]
     path.write_text('{"key": "a", "status": "pass"}\nnot json\n{"key": "c", "status": "fail"}\n')
-    with pytest.raises(StoreError, match=r"results\.jsonl:2: not a JSON line"):
+    with pytest.raises(StoreError, match=r"results\.jsonl:2: expected a JSON line.*vamos repair"):
         ResultStore(path).open()
 
 

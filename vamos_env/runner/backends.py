@@ -32,7 +32,7 @@ from typing import Any
 
 from vamos_env.envs.energy.tasks.schema import TaskSet
 from vamos_env.runner.plan import CallSpec, StackRef
-from vamos_env.runner.rollout import Rollout, RolloutSettings
+from vamos_env.runner.rollout import Rollout, RolloutSettings, storable_line
 
 Finished = tuple[str, str, str]  # key, status, the record as one JSON line
 Sink = Callable[[list[Finished]], None]
@@ -48,8 +48,13 @@ def forwarded_env() -> dict[str, str]:
 
 
 def _finished(rollout: Rollout, spec: CallSpec, stack: StackRef) -> Finished:
-    record = rollout.run(spec, stack)
-    return record.key, record.status, record.model_dump_json()
+    # One call's failure, even the runner's own, is that call's record, never the run's.
+    try:
+        record = rollout.run(spec, stack)
+    except Exception as exc:
+        record = rollout.failed(spec, exc)
+    status, line = storable_line(record)
+    return spec.key, status, line
 
 
 def resident_bytes() -> int:
@@ -99,11 +104,14 @@ class CallHost:
             self.peak = self.live
         try:
             record = await self.rollout.arun(spec, self.stacks[spec.stack])
+        except Exception as exc:
+            record = self.rollout.failed(spec, exc)
         finally:
             if self.live >= self.peak:
                 self.peak_bytes = max(self.peak_bytes, resident_bytes())
             self.live -= 1
-        return record.key, record.status, record.model_dump_json()
+        status, line = storable_line(record)
+        return spec.key, status, line
 
     def stats(self) -> dict[str, int]:
         return {

@@ -5,6 +5,11 @@ limit, level; the stacks, tasks and repeats asked for so far) and ``results.json
 store). Rerunning the same command runs only the calls not yet stored. A run may grow
 (more stacks, tasks or repeats) but not change what makes its calls comparable: a
 different trial id, caller, turn limit or level needs another folder.
+
+Before the first call, ``preflight`` checks everything it can (numbers, tasks against
+the world, stacks and their credentials, prices, the cluster address), so a run that
+cannot work fails in a second. Calls stored as benchmark faults (excluded) are kept on
+resume; ``retry_faults`` drops them from the store (archived) and runs them again.
 """
 
 from __future__ import annotations
@@ -19,16 +24,9 @@ from typing import Any, Literal, TextIO
 
 from vamos_env import __version__
 from vamos_env.channel.parameters import parameters_digest
-from vamos_env.grading.llm import Price, load_prices
 from vamos_env.runner.backends import AsyncStats, Finished, LocalBackend, RayBackend
-from vamos_env.runner.plan import (
-    CallSpec,
-    StackRef,
-    TaskSelection,
-    plan_calls,
-    resolve_stack,
-    select_tasks,
-)
+from vamos_env.runner.plan import CallSpec, StackRef, TaskSelection, plan_calls
+from vamos_env.runner.preflight import preflight
 from vamos_env.runner.progress import Progress
 from vamos_env.runner.rollout import CallerKind, RolloutSettings
 from vamos_env.runner.store import ResultStore
@@ -70,6 +68,7 @@ class EvalConfig:
     prices: Path | None = None
     progress: bool = True
     stream: TextIO | None = None
+    retry_faults: bool = False  # rerun the calls stored as benchmark faults, in place
 
 
 @dataclass
@@ -84,6 +83,8 @@ class EvalSummary:
     passed: int = 0
     counted: int = 0
     excluded: int = 0
+    retried: int = 0  # stored benchmark faults dropped to run again (retry_faults)
+    excluded_stored: int = 0  # planned calls stored as benchmark faults after the run
     batches: int = 0
     async_stats: AsyncStats = field(default_factory=AsyncStats)
 
@@ -116,10 +117,25 @@ def _manifest(
     }
 
 
+def _load_manifest(path: Path) -> dict[str, Any]:
+    try:
+        old = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(
+            f"{path}: expected the run's JSON manifest, got unreadable JSON ({exc}); restore it "
+            "or use another --out folder"
+        ) from None
+    if not isinstance(old, dict):
+        raise RunFolderError(
+            f"{path}: expected the run's JSON manifest (an object), got {type(old).__name__}"
+        )
+    return old
+
+
 def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     if not path.exists():
         return fresh
-    old = json.loads(path.read_text())
+    old = _load_manifest(path)
     old.setdefault("channel", "text")  # folders from before the audio channel were text
     for name in _FIXED:
         if old.get(name) != fresh[name]:
@@ -141,26 +157,15 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
 
 def read_manifest(out: str | Path) -> dict[str, Any]:
     path = Path(out) / MANIFEST_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    return _load_manifest(path) if path.exists() else {}
 
 
 def evaluate(config: EvalConfig) -> EvalSummary:
     """Run every planned call not yet in ``config.out``; return what was done."""
-    if config.repeats < 1:
-        raise ValueError(f"--repeats: expected at least 1, got {config.repeats}")
-    if config.max_concurrency < 1:
-        raise ValueError(f"--max-concurrency: expected at least 1, got {config.max_concurrency}")
-    if config.timeout_s <= 0:
-        raise ValueError(f"--timeout: expected seconds > 0, got {config.timeout_s}")
-    if not config.stacks:
-        raise ValueError("--stacks: expected at least one stack")
-    selection = select_tasks(config.tasks)
-    stack_refs = [resolve_stack(s) for s in config.stacks]
+    checked = preflight(config)
+    selection, stack_refs, prices = checked.selection, checked.stacks, checked.prices
     names = [s.name for s in stack_refs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"--stacks: a stack is named twice in {names}")
     by_name = {s.name: s for s in stack_refs}
-    prices: dict[str, Price] | None = load_prices(config.prices) if config.prices else None
 
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -181,9 +186,18 @@ def evaluate(config: EvalConfig) -> EvalSummary:
     )
     started = time.perf_counter()
     with ResultStore(out / RESULTS_FILE) as store:
+        retried = 0
+        if config.retry_faults:
+            stored = store.keys
+            retried = store.drop([s.key for s in specs if stored.get(s.key) == "excluded"])
         todo: list[CallSpec] = [s for s in specs if s.key not in store]
         summary = EvalSummary(
-            out=out, planned=len(specs), already_done=len(specs) - len(todo), ran=0, wall_s=0.0
+            out=out,
+            planned=len(specs),
+            already_done=len(specs) - len(todo),
+            ran=0,
+            wall_s=0.0,
+            retried=retried,
         )
         progress = Progress(
             len(specs),
@@ -216,5 +230,7 @@ def evaluate(config: EvalConfig) -> EvalSummary:
             summary.async_stats = backend.async_stats
             summary.batches = getattr(backend, "batches", 0)
         progress.close()
+        stored = store.keys
+        summary.excluded_stored = sum(stored.get(s.key) == "excluded" for s in specs)
     summary.wall_s = time.perf_counter() - started
     return summary

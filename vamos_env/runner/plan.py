@@ -136,15 +136,31 @@ def load_factory(entry_point: str) -> Callable[..., Any]:
         if module is None:
             spec = importlib.util.spec_from_file_location(module_name, target)
             if spec is None or spec.loader is None:
-                raise ValueError(f"cannot import a stack from {target}")
+                raise ValueError(f"--stacks: expected a Python file to import, got {target}")
             module = importlib.util.module_from_spec(spec)
             sys.modules[module_name] = module
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:  # a syntax error, a missing import: the user's code
+                del sys.modules[module_name]
+                raise ValueError(
+                    f"--stacks: expected {target} to import, but it raised "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
     else:
-        module = importlib.import_module(target)
+        try:
+            module = importlib.import_module(target)
+        except Exception as exc:
+            raise ValueError(
+                f"--stacks: expected an importable module {target!r}, got "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
     factory = getattr(module, attribute, None)
     if not callable(factory):
-        raise ValueError(f"{entry_point}: expected a callable that builds an agent")
+        raise ValueError(
+            f"--stacks: expected {entry_point} to name a callable that builds an agent, "
+            f"got {'nothing' if factory is None else type(factory).__name__}"
+        )
     return factory
 
 

@@ -7,13 +7,17 @@ overlap: ``key``, ``task_id``, ``stack``, ``repeat``, ``persona``, ``background`
 
 ``status`` is what the metrics count:
 
-- ``pass`` / ``fail``: a counted call. An agent fault (a timeout, an exception raised by
-  the agent) is a ``fail`` with ``agent_fault`` saying why; the call is still graded
-  on what happened before it, so assertion rates stay meaningful.
+- ``pass`` / ``fail``: a counted call. An agent fault is a ``fail`` with ``agent_fault``
+  saying why: the agent raised, timed out, or its model failed (an HTTP error after the
+  SDK's retries, a reply that is not a completion: the stack's own platform is part of
+  the stack). The call is still graded on what happened before it, so assertion rates
+  stay meaningful.
 - ``excluded``: a benchmark fault (``exclusions`` says which: the caller deviated from
-  its brief, the grader could not give a trustworthy verdict, or the session was lost
-  to an error of the environment). Excluded whether it passed or failed; the verdict,
-  when there is one, is kept so the report can show the effect of the exclusions.
+  its brief, the grader could not give a trustworthy verdict, the session was lost to
+  an error of the environment or of the caller's model, or the call's record could not
+  be stored whole). Excluded whether it passed or failed; the verdict, when there is
+  one, is kept so the report can show the effect of the exclusions, and
+  ``vamos eval --retry-faults`` reruns them.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from vamos_env.grading.models import Verdict
 from vamos_env.types import Transcript
 
 Status = Literal["pass", "fail", "excluded"]
-ExclusionKind = Literal["caller_deviation", "grading_fault", "lost_session"]
+ExclusionKind = Literal["caller_deviation", "grading_fault", "lost_session", "store_fault"]
 
 
 def call_key(stack: str, task_id: str, repeat: int) -> str:
@@ -83,6 +87,8 @@ class CallRecord(_Strict):
     transferred: bool = False
     agent_turns: int = 0
     malformed_actions: int = 0
+    # Code points the environment replaced to make the call's text storable (lone surrogates).
+    replaced_code_points: int = 0
     transcript: Transcript | None = None
     trace: list[TraceEntry] = Field(default_factory=list)
     verdict: Verdict | None = None

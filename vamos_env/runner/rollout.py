@@ -7,14 +7,17 @@ an async (LLM-bound) one; each returns a ``CallRecord``. Agents are reused acros
 through ``reset(info)`` (the protocol's promise), at most one per call in flight; one that
 faulted is dropped.
 
-Faults, as DOMAIN.md section 9 sorts them:
+Faults, as the published benchmark sorts them:
 
-- the agent raised, or the call ran past its timeout: an agent fault, a miss. The call is
-  then ended as if the agent hung up (``end_call``) so it is still graded on what
-  happened, and the record says why it is a miss;
+- the agent raised, or the call ran past its timeout, or the agent's model failed (the
+  LLM stacks' ``ModelCallError``: HTTP errors after the SDK's retries, a body that is not
+  a completion): an agent fault, a miss. The call is then ended as if the agent hung up
+  (``end_call``) so it is still graded on what happened, and the record says why it is a
+  miss. Nothing an agent raises can exclude its call;
 - the caller deviated from its brief, the grader reported a fault, or the session was
-  lost (the environment itself failed, or the agent's model platform did: the LLM
-  stacks' ``ModelCallError``): a benchmark fault, excluded whether passed or not.
+  lost (the environment or the caller's model failed): a benchmark fault, excluded
+  whether passed or not. So is a call whose record cannot be serialised whole
+  (``storable_line``): it is stored without its transcript, as a ``store_fault``.
 
 A sync agent's timeout is checked between its actions (an ``act`` that never returns
 cannot be interrupted in-thread; LLM agents bound their own requests); an async agent's
@@ -39,6 +42,7 @@ from vamos_env.grading.llm import Price, price_of
 from vamos_env.grading.models import Verdict
 from vamos_env.runner.plan import CallSpec, StackRef, make_stack_agent
 from vamos_env.runner.records import CallRecord, CallUsage, Exclusion, Status, TraceEntry
+from vamos_env.storable import storable_text
 from vamos_env.types import Transcript
 
 END_CALL: dict[str, Any] = {"type": "end_call"}
@@ -236,7 +240,7 @@ class Rollout:
         final = call.final or {}
         exclusions: list[Exclusion] = []
         if call.lost is not None:
-            exclusions.append(Exclusion(kind="lost_session", detail=call.lost))
+            exclusions.append(Exclusion(kind="lost_session", detail=storable_text(call.lost)[0]))
         deviations = list(final.get("deviations") or [])
         for deviation in deviations:
             exclusions.append(
@@ -280,6 +284,7 @@ class Rollout:
             transferred=_transferred(transcript),
             agent_turns=int(final.get("turn") or 0),
             malformed_actions=int(final.get("malformed_actions") or 0),
+            replaced_code_points=int(final.get("replaced_code_points") or 0),
             transcript=transcript,
             trace=_trace(transcript),
             verdict=verdict,
@@ -291,6 +296,25 @@ class Rollout:
             worker=self.worker,
         )
 
+    def failed(self, spec: CallSpec, exc: BaseException) -> CallRecord:
+        """The record of a call the runner itself failed to run or record (a bug of ours):
+        a lost session, excluded and listed, never the end of the run."""
+        detail = storable_text(f"the runner failed: {type(exc).__name__}: {exc!s:.500}")[0]
+        return CallRecord(
+            key=spec.key,
+            task_id=spec.task_id,
+            stack=spec.stack,
+            repeat=spec.repeat,
+            trial_id=spec.trial_id,
+            seed=spec.seed,
+            persona=spec.persona,
+            background=spec.background,
+            request_count=self._request_count(spec),
+            status="excluded",
+            exclusions=[Exclusion(kind="lost_session", detail=detail)],
+            worker=self.worker,
+        )
+
     def _request_count(self, spec: CallSpec) -> int:
         for task in self.task_set.tasks:
             if task.task_id == spec.task_id:
@@ -298,15 +322,64 @@ class Rollout:
         return 0
 
 
-def _fault(call: _Call, exc: Exception, what: str) -> None:
-    """Sort an exception from the agent: its model's platform failing is a benchmark fault
-    (``ModelCallError`` from the LLM stacks, or any exception marked ``platform_fault``);
-    anything else is the agent's own fault, a miss."""
-    described = f"{type(exc).__name__}: {exc}"
-    if type(exc).__name__ == "ModelCallError" or getattr(exc, "platform_fault", False):
-        call.lost = f"the agent's model platform failed ({described})"
+def _fault(call: _Call, exc: BaseException, what: str) -> None:
+    """An exception from the agent is always the agent's fault, a miss: its model failing
+    (``ModelCallError``) included, as in the published benchmark. Letting an agent mark
+    its own failures as platform faults would let it take failing calls out of the
+    denominator."""
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose __str__ raises
+        message = "(unprintable)"
+    described = storable_text(f"{type(exc).__name__}: {message}")[0][:2000]
+    if type(exc).__name__ == "ModelCallError":
+        call.agent_fault = f"the agent's model failed: {described}"
     else:
         call.agent_fault = f"{what} {described}"
+
+
+def storable_line(record: CallRecord) -> tuple[str, str]:
+    """``(status, JSON line)`` of a record. A record that cannot be serialised (a bug that
+    let unstorable data past the boundary) becomes that call's ``store_fault``: stored
+    without its transcript, trace and verdict, excluded, listed, retryable. Never raises."""
+    try:
+        line = record.model_dump_json()
+        line.encode("utf-8")
+        return record.status, line
+    except Exception as exc:
+        detail = f"the call's record could not be stored whole ({type(exc).__name__}: {exc!s:.300})"
+    fallback = record.model_copy(
+        update={
+            "status": "excluded",
+            "exclusions": [
+                *[e for e in record.exclusions if e.kind != "store_fault"],
+                Exclusion(kind="store_fault", detail=ascii(detail)[1:-1]),
+            ],
+            "transcript": None,
+            "trace": [],
+            "verdict": None,
+            "deviations": [],
+            "agent_fault": ascii(record.agent_fault)[1:-1] if record.agent_fault else None,
+        }
+    )
+    try:
+        return "excluded", fallback.model_dump_json()
+    except Exception:
+        bare = CallRecord(
+            key=ascii(record.key)[1:-1],
+            task_id=ascii(record.task_id)[1:-1],
+            stack=ascii(record.stack)[1:-1],
+            repeat=record.repeat,
+            trial_id=ascii(record.trial_id)[1:-1],
+            seed=record.seed,
+            persona=record.persona,
+            background=record.background,
+            request_count=record.request_count,
+            status="excluded",
+            exclusions=[Exclusion(kind="store_fault", detail=ascii(detail)[1:-1])],
+            worker=record.worker,
+        )
+        return "excluded", bare.model_dump_json()
 
 
 def _async_methods(

@@ -4,13 +4,30 @@
 under ``/fineract-provider/`` on one port, exactly as the in-process transports
 do (both call the same ``handle``). With a snapshot it can return to the seeded
 state on ``POST /__vamos/reset``, so an outside agent can run call after call.
-It binds to loopback only; it is a test double, not a production server.
+It binds to loopback only; it is a test double, not a production server, but one that a
+browser on the same machine can reach, so:
+
+- **Host check.** A request whose ``Host`` header is not a loopback name (or one named in
+  ``allowed_hosts``) is refused with 421: a page on another site that re-points its own
+  name at 127.0.0.1 (DNS rebinding) cannot read or write the twins.
+- **Admin credentials.** Every ``/__vamos/`` route needs ``Authorization: Bearer TOKEN``
+  (``admin_token``, random unless given): a cross-site form POST cannot reset the world,
+  and neither can an agent under test that was handed only the services' variables.
+- **Bodies.** A ``Content-Length`` that is not a whole number, is negative, or is above
+  ``MAX_BODY`` gets 400 (413 when too large) and the connection is closed; a client that
+  promises more than it sends is dropped after ``REQUEST_TIMEOUT_S``.
+- **Backlog.** The listen queue holds ``BACKLOG`` connections (the standard library's
+  default is 5, which stalls a burst of new connections for a second or more on the
+  kernel's SYN retry).
 """
 
 from __future__ import annotations
 
+import hmac
+import secrets
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +35,28 @@ from urllib.parse import urlsplit
 from vamos_env.twins.http import Request, Response, Routes, json_response
 
 ADMIN_PREFIX = "/__vamos/"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+BACKLOG = 1024
+MAX_BODY = 16 * 1024 * 1024  # bytes; the twins' largest real request is a few KiB
+REQUEST_TIMEOUT_S = 30.0
+
+
+class _ListeningServer(ThreadingHTTPServer):
+    request_queue_size = BACKLOG
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+
+
+def host_name(header: str) -> str:
+    """The name of a ``Host`` header, without its port (``[::1]:8111`` -> ``::1``)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 class TwinServer:
@@ -25,6 +64,9 @@ class TwinServer:
 
     ``reset`` is called on ``POST /__vamos/reset`` and must return a fresh
     ``(billing, loans)`` pair (typically a new clone of the seeded snapshot).
+    ``admin_token`` guards the ``/__vamos/`` routes (random when not given; read it back
+    from ``.admin_token``); ``allowed_hosts`` adds names the ``Host`` header may carry
+    besides the loopback ones.
     """
 
     def __init__(
@@ -35,17 +77,26 @@ class TwinServer:
         host: str = "127.0.0.1",
         port: int = 0,
         reset: Callable[[], tuple[Routes, Routes]] | None = None,
+        admin_token: str | None = None,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
-        if host not in ("127.0.0.1", "localhost", "::1"):
+        if host not in LOOPBACK_HOSTS:
             raise ValueError(f"expected a loopback host (127.0.0.1, localhost, ::1); got {host!r}")
+        if admin_token is not None and len(admin_token) < 8:
+            raise ValueError(
+                f"expected an admin token of 8 characters or more, got {len(admin_token)}"
+            )
         self.billing = billing
         self.loans = loans
         self._reset = reset
+        self.admin_token = admin_token or secrets.token_urlsafe(18)
+        self.allowed_hosts = frozenset(
+            [*LOOPBACK_HOSTS, *(host_name(h) for h in allowed_hosts if h.strip())]
+        )
         # The twins are plain objects, not thread-safe: one request at a time.
         self._lock = threading.Lock()
         self.resets = 0
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _ListeningServer((host, port), _handler_for(self))
         self._thread: threading.Thread | None = None
 
     @property
@@ -57,7 +108,11 @@ class TwinServer:
         host = self._httpd.server_address[0]
         if isinstance(host, bytes):
             host = host.decode()
-        return f"http://{host}:{self.port}"
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    def host_allowed(self, header: str | None) -> bool:
+        """Whether a ``Host`` header names this server (an absent one is an old client)."""
+        return header is None or host_name(header) in self.allowed_hosts
 
     def handle(self, request: Request) -> Response:
         with self._lock:
@@ -79,6 +134,18 @@ class TwinServer:
         )
 
     def _admin(self, request: Request) -> Response:
+        scheme, _, given = (request.header("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode(), self.admin_token.encode()
+        ):
+            return json_response(
+                401,
+                {
+                    "error": "the /__vamos/ routes need 'Authorization: Bearer TOKEN' (the admin "
+                    "token vamos twins serve printed)"
+                },
+                {"www-authenticate": 'Bearer realm="vamos-twins"'},
+            )
         action = request.path[len(ADMIN_PREFIX) :]
         if action == "health" and request.method == "GET":
             return json_response(200, {"status": "ok", "resets": self.resets})
@@ -121,11 +188,39 @@ def _handler_for(server: TwinServer) -> type[BaseHTTPRequestHandler]:
         # Headers and body go out in separate writes; with Nagle's algorithm on, the body
         # waits for the client's delayed ACK (about 40 ms a request on Linux).
         disable_nagle_algorithm = True
+        # A client that promises a body and never sends it must not hold a thread forever.
+        timeout = REQUEST_TIMEOUT_S
+
+        def _refuse(self, status: int, message: str) -> None:
+            self.close_connection = True
+            self._send(json_response(status, {"error": message}), close=True)
 
         def _dispatch(self) -> None:
-            parts = urlsplit(self.path)
-            length = int(self.headers.get("content-length") or 0)
+            if not server.host_allowed(self.headers.get("host")):
+                self._refuse(
+                    421,
+                    f"Host {self.headers.get('host')!r} is not served here; expected a loopback "
+                    "name (127.0.0.1, localhost, [::1]) or one given with --allow-host",
+                )
+                return
+            if self.headers.get("transfer-encoding"):
+                self._refuse(411, "expected a Content-Length body, got Transfer-Encoding")
+                return
+            raw = (self.headers.get("content-length") or "0").strip()
+            if not raw.isdigit() or not raw.isascii():
+                self._refuse(400, f"expected Content-Length to be a whole number, got {raw!r}")
+                return
+            # A 20-digit length is as much "too large" as a 9-digit one (and int() of
+            # thousands of digits would itself refuse).
+            length = int(raw) if len(raw) <= 12 else MAX_BODY + 1
+            if length > MAX_BODY:
+                self._refuse(413, f"expected a body of at most {MAX_BODY} bytes, got {length}")
+                return
             body = self.rfile.read(length) if length else b""
+            if len(body) < length:
+                self.close_connection = True  # the client went away mid-body
+                return
+            parts = urlsplit(self.path)
             request = Request(
                 self.command.upper(),
                 parts.path or "/",
@@ -133,12 +228,16 @@ def _handler_for(server: TwinServer) -> type[BaseHTTPRequestHandler]:
                 {k.lower(): v for k, v in self.headers.items()},
                 body,
             )
-            response = server.handle(request)
+            self._send(server.handle(request))
+
+        def _send(self, response: Response, *, close: bool = False) -> None:
             self.send_response(response.status)
             for key, value in response.headers.items():
                 if key.lower() not in ("content-length", "connection"):
                     self.send_header(key, value)
             self.send_header("content-length", str(len(response.body)))
+            if close:
+                self.send_header("connection", "close")
             self.end_headers()
             self.wfile.write(response.body)
 

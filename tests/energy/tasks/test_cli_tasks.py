@@ -8,7 +8,7 @@ from pathlib import Path as FilePath
 
 import pytest
 
-from vamos_env.cli_tasks import register, run
+from vamos_env.cli.tasks import register, run
 from vamos_env.envs.energy.tasks.exam import FILES, data_dir
 
 

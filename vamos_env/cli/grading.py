@@ -20,6 +20,8 @@ import json
 import sys
 from typing import Any
 
+from vamos_env.cli.args import CommandLineParser, fail, share
+
 
 def register(subparsers: Any) -> None:
     """Add the ``grade`` and ``judge`` commands to ``vamos``'s subparsers."""
@@ -39,7 +41,7 @@ def register(subparsers: Any) -> None:
     _judge_options(gate)
     gate.add_argument(
         "--min-pass-rate",
-        type=float,
+        type=share,
         default=1.0,
         help="share of transcripts that must pass on their own (default 1.0: all)",
     )
@@ -47,7 +49,7 @@ def register(subparsers: Any) -> None:
     labels = judge_sub.add_parser("calibrate", help="judge pass/fail against human labels")
     labels.add_argument("labels", help="JSON Lines of graded calls with human_label")
     _judge_options(labels)
-    labels.add_argument("--target", type=float, default=0.85, help="agreement to reach")
+    labels.add_argument("--target", type=share, default=0.85, help="agreement to reach")
     labels.add_argument(
         "--use-stored", action="store_true", help="use scores stored in the records"
     )
@@ -62,8 +64,7 @@ def _judge_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"vamos: {message}", file=sys.stderr)
-    return 2
+    return fail("vamos", message)
 
 
 def _grade_calibrate(args: argparse.Namespace) -> int:
@@ -131,7 +132,7 @@ def _judge_calibrate(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the grading commands without the rest of ``vamos`` (tests, and until wired in)."""
-    parser = argparse.ArgumentParser(prog="vamos")
+    parser = CommandLineParser(prog="vamos")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return int(args.func(args))

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vamos_env.cli.args import CommandLineParser, integer
+
 if TYPE_CHECKING:
     from vamos_env.envs.energy.tasks.schema import Task
 
@@ -32,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = tasks.add_subparsers(dest="tasks_command", required=True)
 
     build = sub.add_parser("build", help="build the exam (deterministic for a seed)")
-    build.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
+    build.add_argument(
+        "--seed", type=integer(0, 2**32 - 1), default=0, help="selection seed (default 0)"
+    )
     build.add_argument(
         "--outcomes",
         type=Path,
@@ -67,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(argv: Sequence[str]) -> int:
     """Run ``vamos tasks <argv>`` (for scripts and tests)."""
-    parser = argparse.ArgumentParser(prog="vamos")
+    parser = CommandLineParser(prog="vamos")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["tasks", *argv])
     return int(args.func(args))

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from vamos_env.cli.args import CommandLineParser, integer, text
+
 PROMPT = "you> "
 HELP = (
     "Type words to speak, '/tool NAME {json}' to call a tool, '/tools' to list them, "
@@ -33,11 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     from vamos_env.callers.persona import SHIPPED_PERSONAS
     from vamos_env.channel.parameters import BACKGROUNDS
 
-    parser = argparse.ArgumentParser(
+    parser = CommandLineParser(
         prog="vamos play", description="Be the agent on one call to the billing line."
     )
-    parser.add_argument("--task", default=None, help="task id (default: drawn from the seed)")
-    parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    parser.add_argument(
+        "--task", type=text("task id"), default=None, help="task id (default: drawn from the seed)"
+    )
+    parser.add_argument(
+        "--seed", type=integer(0, 2**63 - 1), default=0, help="reset seed (default 0)"
+    )
     parser.add_argument("--persona", choices=sorted(SHIPPED_PERSONAS), default=None)
     parser.add_argument("--background", choices=list(BACKGROUNDS), default=None)
     parser.add_argument(

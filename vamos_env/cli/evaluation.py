@@ -4,12 +4,18 @@
   (stack, task, repeat) on Ray (a local Ray unless ``--address``), into a resumable
   store; rerunning the same command finishes an interrupted run without duplicates.
   ``--report`` writes the report at the end.
+  ``--retry-faults`` also reruns the calls stored as benchmark faults (excluded), in place.
 - ``vamos report runs/NAME``: ``summary.md``, ``report.html`` and one page per call.
+- ``vamos repair runs/NAME``: moves the results file's unreadable lines (a torn or
+  corrupted write) aside, so that eval and report can go on; their calls run again.
 - ``vamos redteam --stack NAME --scripted 20 --sceptic 20 --rubric FILE``: the red-team
   gate; prints the judge's dimension table and exits 1 when the gate fails.
 
-A usage problem (an unknown stack, a bad task list, a run folder started with other
-settings) exits 2 with the reason.
+Every argument is checked before anything runs: a usage problem (a number out of range,
+an unknown or unloadable stack, a stack whose key or server is missing, a task file the
+world does not know, a run folder started with other settings, a cluster that does not
+answer) is one line on stderr naming the argument, what was expected and what arrived,
+and exit status 2.
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any
+
+from vamos_env.cli.args import CommandLineParser, fail, integer, level_db, seconds, share, text
+
+MAX_REPEATS = 1000
 
 
 def register(subparsers: Any) -> None:
@@ -31,15 +41,25 @@ def register(subparsers: Any) -> None:
     report = subparsers.add_parser("report", help="write a run's summary.md and report.html")
     report.add_argument("run", help="the run folder (runs/NAME)")
     report.add_argument("--prices", help="price table JSON to re-price the tokens")
-    report.add_argument("--title", help="the report's title")
+    report.add_argument("--title", type=text("title", 300), help="the report's title")
     report.set_defaults(func=_report)
+
+    repair = subparsers.add_parser(
+        "repair", help="move a results file's unreadable lines aside (their calls run again)"
+    )
+    repair.add_argument("run", help="the run folder (runs/NAME)")
+    repair.set_defaults(func=_repair)
 
     red = subparsers.add_parser(
         "redteam", help="the red-team gate: scripted and sceptic calls, judged (exit 1: fail)"
     )
     red.add_argument("--stack", required=True, help="the stack to test (name or NAME=ENTRY)")
-    red.add_argument("--scripted", type=int, default=20, help="calm/angry calls (default 20)")
-    red.add_argument("--sceptic", type=int, default=20, help="sceptic calls (default 20)")
+    red.add_argument(
+        "--scripted", type=integer(0, 10_000), default=20, help="calm/angry calls (default 20)"
+    )
+    red.add_argument(
+        "--sceptic", type=integer(0, 10_000), default=20, help="sceptic calls (default 20)"
+    )
     red.add_argument("--rubric", help="rubric JSON file (default: the shipped rubric)")
     red.add_argument("--judge", choices=("heuristic", "llm"), default="heuristic")
     red.add_argument("--model", default="gpt-4o-mini", help="model for --judge llm")
@@ -47,11 +67,11 @@ def register(subparsers: Any) -> None:
     red.add_argument("--tasks", default="exam", help="where the calls' tasks come from")
     red.add_argument(
         "--min-pass-rate",
-        type=float,
+        type=share,
         default=1.0,
         help="share of transcripts that must pass on their own (default 1.0: all)",
     )
-    red.add_argument("--timeout", type=float, default=900.0, help="seconds per call")
+    red.add_argument("--timeout", type=seconds(), default=900.0, help="seconds per call")
     red.add_argument("--out", help="folder to write the judged calls to (judged.jsonl)")
     red.set_defaults(func=_redteam)
 
@@ -60,22 +80,44 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stacks",
         required=True,
+        type=text("stack list", 10_000),
         help="comma-separated stack names, or NAME=module:factory / NAME=file.py:factory",
     )
     parser.add_argument(
-        "--tasks", default="exam", help="exam, singles, exam:N, a task file, or task ids"
+        "--tasks",
+        default="exam",
+        type=text("task selection", 100_000),
+        help="exam, singles, exam:N, a task file, or task ids",
     )
-    parser.add_argument("--repeats", type=int, default=3, help="repeats per task (default 3)")
     parser.add_argument(
-        "--max-concurrency", type=int, default=5, help="calls in flight at most (default 5)"
+        "--repeats",
+        type=integer(1, MAX_REPEATS),
+        default=3,
+        help="repeats per task (default 3)",
     )
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per call (900)")
-    parser.add_argument("--out", required=True, help="the run folder, e.g. runs/NAME")
-    parser.add_argument("--address", help="a Ray cluster's address (default: a local Ray)")
-    parser.add_argument("--trial", default="default", help="trial id (sets the casting)")
+    parser.add_argument(
+        "--max-concurrency",
+        type=integer(1, 10_000),
+        default=5,
+        help="calls in flight at most (default 5)",
+    )
+    parser.add_argument("--timeout", type=seconds(), default=900.0, help="seconds per call (900)")
+    parser.add_argument(
+        "--out", required=True, type=text("folder", 4096), help="the run folder, e.g. runs/NAME"
+    )
+    parser.add_argument(
+        "--address",
+        type=text("address", 500),
+        help="a Ray cluster's address, HOST:PORT (default: a local Ray); see docs/evaluation.md",
+    )
+    parser.add_argument(
+        "--trial", default="default", type=text("trial id", 200), help="trial id (sets the casting)"
+    )
     parser.add_argument("--caller", choices=("scripted", "openai", "gemini"), default="scripted")
-    parser.add_argument("--max-turns", type=int, default=60, help="agent turns per call (60)")
-    parser.add_argument("--level-db", type=float, help="background level override")
+    parser.add_argument(
+        "--max-turns", type=integer(1, 1000), default=60, help="agent turns per call (60)"
+    )
+    parser.add_argument("--level-db", type=level_db, help="background level override")
     parser.add_argument(
         "--channel",
         choices=("text", "audio"),
@@ -88,16 +130,22 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         default="ray",
         help="ray (default) or local (this process only; for debugging)",
     )
-    parser.add_argument("--num-cpus", type=int, help="CPUs for a local Ray (default: all)")
-    parser.add_argument("--batch-size", type=int, help="offline calls per Ray task")
+    parser.add_argument(
+        "--num-cpus", type=integer(1, 4096), help="CPUs for a local Ray (default: all)"
+    )
+    parser.add_argument("--batch-size", type=integer(1, 10_000), help="offline calls per Ray task")
     parser.add_argument("--prices", help="price table JSON (default: the shipped one)")
+    parser.add_argument(
+        "--retry-faults",
+        action="store_true",
+        help="also rerun the calls stored as benchmark faults (excluded), in place",
+    )
     parser.add_argument("--report", action="store_true", help="write the report at the end")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
 
 
-def _fail(message: str) -> int:
-    print(f"vamos: {message}", file=sys.stderr)
-    return 2
+def _fail(message: str, command: str = "vamos") -> int:
+    return fail(command, message)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -123,16 +171,23 @@ def _eval(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         prices=Path(args.prices) if args.prices else None,
         progress=not args.quiet,
+        retry_faults=args.retry_faults,
     )
     try:
         summary = evaluate(config)
     except (ValueError, TaskFileError, StoreError, OSError) as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), "vamos eval")
+    retried = f" ({summary.retried} benchmark fault(s) rerun)" if summary.retried else ""
     print(
-        f"{summary.ran} call(s) run in {summary.wall_s:.1f} s ({summary.calls_per_s:.1f} calls/s);"
-        f" {summary.already_done} already stored; {summary.planned} planned. "
+        f"{summary.ran} call(s) run in {summary.wall_s:.1f} s ({summary.calls_per_s:.1f} calls/s)"
+        f"{retried}; {summary.already_done} already stored; {summary.planned} planned. "
         f"Store: {summary.out / 'results.jsonl'}"
     )
+    if summary.excluded_stored:
+        print(
+            f"{summary.excluded_stored} stored call(s) are benchmark faults (excluded); "
+            "rerun them in place with --retry-faults"
+        )
     if summary.async_stats.peak_in_flight:
         stats = summary.async_stats
         print(
@@ -151,7 +206,7 @@ def _write_report(run: Path, prices: str | None, title: str | None) -> int:
     try:
         files = write_report(run, prices=prices, title=title)
     except (ValueError, StoreError, OSError) as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), "vamos report")
     metrics = files.metrics
     print(f"Pooled completion: {metrics.pooled.text()} over {len(metrics.stacks)} stack(s)")
     for stack in metrics.stacks:
@@ -162,6 +217,25 @@ def _write_report(run: Path, prices: str | None, title: str | None) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     return _write_report(Path(args.run), args.prices, args.title)
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from vamos_env.runner.store import StoreError, repair_store
+
+    try:
+        repaired = repair_store(args.run)
+    except (StoreError, OSError) as exc:
+        return _fail(str(exc), "vamos repair")
+    if not repaired.moved:
+        print(f"{repaired.path}: every line is a readable call record; nothing to repair")
+        return 0
+    print(
+        f"{repaired.path}: moved {repaired.moved} unreadable line(s) (line(s) "
+        f"{', '.join(map(str, repaired.lines[:10]))}{', ...' if len(repaired.lines) > 10 else ''})"
+        f" to {repaired.rejected}; {repaired.kept} record(s) kept. Their calls run again on the "
+        "next vamos eval."
+    )
+    return 0
 
 
 def _redteam(args: argparse.Namespace) -> int:
@@ -191,7 +265,7 @@ def _redteam(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
         )
     except (ValueError, TaskFileError, ValidationError, GradingFault, OSError) as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), "vamos redteam")
     report = result.report
     personas = sorted({r.persona for r in result.records})
     print(
@@ -209,7 +283,7 @@ def _redteam(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """These commands without the rest of ``vamos`` (``scripts/rollout.py``, tests)."""
-    parser = argparse.ArgumentParser(prog="vamos")
+    parser = CommandLineParser(prog="vamos")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return int(args.func(args))
