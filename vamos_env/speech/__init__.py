@@ -4,14 +4,22 @@
 reference agent speaks with it); ``parse`` finds those values in what was said,
 each with the characters it came from (the scripted caller and the grader's
 code verifier listen with it). Every rendering parses back to its value.
+
+Each text is analysed once per process and every finder's result is kept with
+its analysis, so the caller, the gate and the checks share one parse of each
+sentence (``clear_cache`` forgets them all).
 """
 
 from __future__ import annotations
 
+from vamos_env.speech.numbers import analyse
+from vamos_env.speech.numbers import normalised as normalise
 from vamos_env.speech.parse import (
+    Amount,
     Count,
     Mention,
     Unit,
+    find_amounts,
     find_codes,
     find_counts,
     find_dates,
@@ -19,6 +27,7 @@ from vamos_env.speech.parse import (
     find_email,
     find_money,
     find_numbers,
+    find_rates,
     mentions_near,
 )
 from vamos_env.speech.render import (
@@ -31,16 +40,24 @@ from vamos_env.speech.render import (
     ordinal,
     year_spoken,
 )
-from vamos_env.speech.tokens import normalise
+
+
+def clear_cache() -> None:
+    """Forget every analysed text (benchmarks time a cold parse with this)."""
+    analyse.cache_clear()
+
 
 __all__ = [
+    "Amount",
     "Count",
     "Mention",
     "Unit",
     "characters",
+    "clear_cache",
     "count",
     "date_spoken",
     "email_spoken",
+    "find_amounts",
     "find_codes",
     "find_counts",
     "find_dates",
@@ -48,6 +65,7 @@ __all__ = [
     "find_email",
     "find_money",
     "find_numbers",
+    "find_rates",
     "mentions_near",
     "money",
     "normalise",

@@ -10,20 +10,28 @@ listener hears them:
 - "twenty twenty six" -> 20 | 26;
 - "two hundred and fourteen", "twelve hundred", "a thousand" -> 214, 1200, 1000;
 - "twenty first", "one hundredth" -> ordinals 21, 100;
-- "twelve point five" -> the decimal 12.5.
+- "twelve point five" -> the decimal 12.5; "sixty-five point fifty-two" -> 65.52
+  (a fraction said as one two-digit group, as people say prices).
 
 "oh" is a zero digit only next to another number ("two fourteen oh seven"),
 never on its own ("Oh, okay"); "double four" is the digit string "44".
 
-The analysis is cached per text: the caller and the grader run several finders
-over the same utterance, and tokenising once is most of the cost.
+Atoms are the lexical layer: they never decide what a number *is* (money, a
+year, a code); the finders in ``money``, ``dates`` and ``parse`` do, from the
+atoms and the words around them.
+
+The analysis is cached per text (a bounded LRU), and every finder keeps its
+result on the analysis (``Analysis.memo``): the caller, the gate and the checks
+run the same finders over the same utterance, so each text is parsed once per
+process, and clearing ``analyse``'s cache clears every finder's result with it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, TypeVar
 
 from vamos_env.speech.tokens import Token, tokenize
 from vamos_env.speech.vocabulary import (
@@ -46,6 +54,11 @@ _STARTERS = frozenset({*UNITS, *TEENS, *HEARD_TENS, "zero", *_ARTICLES, *ORDINAL
 _DIGIT_VALUES = {word: value for value, word in enumerate(DIGIT_WORDS)} | {"oh": 0}
 _REPEATS = {"double": 2, "triple": 3}
 _ORDINAL_REACH = 24  # the longest ordinal below 10**12 is 19 words (23 with "and")
+# Texts kept analysed: a call has a few hundred turns and sentences; the grader,
+# the caller and the gate each see them all. Bounded so a long run stays flat.
+CACHE_SIZE = 4096
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +71,10 @@ class Atom:
     first: int
     last: int
     single_word: bool  # said as one word ("seven", "fifty"), as digits are in codes
+    # For a cardinal that took a British "and" before its last part ("one hundred
+    # and fifty"): that part (50). A listener may hear the "and" as the one between
+    # dollars and cents instead ("one hundred and fifty cents": $1.50 or $100.50).
+    and_tail: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +84,21 @@ class Analysis:
     atoms: tuple[Atom, ...]
     atom_starting: dict[int, int]  # token index -> index into atoms
     atom_ending: dict[int, int]  # token index just after an atom -> index into atoms
+    norms: tuple[str, ...] = ()  # tokens[k].norm, for the finders' hot loops
+    # Each finder's result for this text, keyed by the finder and its options.
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def remember(self, key: object, compute: Callable[[], R]) -> R:
+        """``compute()``, once per text and key: the finders share one parse of a text."""
+        try:
+            return self.memo[key]  # type: ignore[return-value]
+        except KeyError:
+            value = self.memo[key] = compute()
+            return value
+
+    def norm_at(self, k: int) -> str:
+        """The normalised token at ``k``, or "" past either end."""
+        return self.norms[k] if 0 <= k < len(self.norms) else ""
 
     def atom_at(self, token_index: int) -> Atom | None:
         """The atom starting at this token."""
@@ -83,7 +115,7 @@ class Analysis:
         return self.tokens[first].start, self.tokens[last - 1].end
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=CACHE_SIZE)
 def analyse(text: str) -> Analysis:
     tokens = tokenize(text)
     words = [t.norm if t.kind == "word" else "" for t in tokens]
@@ -98,7 +130,14 @@ def analyse(text: str) -> Analysis:
         i = atom.last
     starting = {atom.first: k for k, atom in enumerate(atoms)}
     ending = {atom.last: k for k, atom in enumerate(atoms)}
-    return Analysis(text, tokens, tuple(atoms), starting, ending)
+    norms = tuple(t.norm for t in tokens)
+    return Analysis(text, tokens, tuple(atoms), starting, ending, norms)
+
+
+def normalised(text: str) -> str:
+    """``tokens.normalise(text)``, computed once per text with its analysis."""
+    a = analyse(text)
+    return a.remember("normalise", lambda: " ".join(t.norm for t in a.tokens if t.kind != "punct"))
 
 
 def _atom_at(tokens: tuple[Token, ...], words: list[str], i: int, done: list[Atom]) -> Atom | None:
@@ -124,7 +163,9 @@ def _atom_at(tokens: tuple[Token, ...], words: list[str], i: int, done: list[Ato
                 # "twelve point five": a decimal, so "point five cents" is not five cents.
                 last = end + 1 + len(fraction)
                 return Atom("decimal", value, f"{value}.{fraction}", i, last, False)
-            return Atom("cardinal", value, str(value), i, end, end == i + 1)
+            return Atom(
+                "cardinal", value, str(value), i, end, end == i + 1, _and_tail(words, i, end)
+            )
         return None
     if word == "oh":
         follows_number = bool(done) and done[-1].last == i
@@ -139,15 +180,27 @@ def _atom_at(tokens: tuple[Token, ...], words: list[str], i: int, done: list[Ato
 
 
 def _fraction_after(words: list[str], i: int) -> str:
-    """The digits of "point five two" at ``words[i]``, or ""."""
+    """The digits of "point five two" (or "point fifty-two") at ``words[i]``, or ""."""
     if i >= len(words) or words[i] != "point":
         return ""
+    group = _below_hundred(words, i + 1)
+    if group is not None and group[0] >= 10:
+        return str(group[0])  # "point fifty-two", "point twelve": one two-digit group
     digits = ""
     for word in words[i + 1 :]:
         if word not in _DIGIT_VALUES:
             break
         digits += str(_DIGIT_VALUES[word])
     return digits
+
+
+def _and_tail(words: list[str], first: int, end: int) -> int:
+    """The part after a British "and" that ends the cardinal ``words[first:end]``, or 0."""
+    for k in range(end - 2, first, -1):
+        if words[k] == "and":
+            tail = _below_hundred(words, k + 1)
+            return tail[0] if tail is not None and tail[1] == end else 0
+    return 0
 
 
 def _below_hundred(words: list[str], i: int) -> tuple[int, int] | None:
@@ -236,3 +289,51 @@ def _parse_ordinal(words: list[str], i: int) -> tuple[int, int] | None:
     if parsed is None or parsed[1] != len(spoken):
         return None
     return parsed[0], k + 1
+
+
+# --- runs of atoms, shared by the finders ---------------------------------------------------
+
+NUMBER_KINDS = frozenset({"cardinal", "numeral", "oh", "repeat"})
+
+
+def atoms_from(a: Analysis, j: int) -> list[Atom]:
+    """Adjacent number atoms starting at token ``j`` (a run), possibly empty."""
+    out: list[Atom] = []
+    atom = a.atom_at(j)
+    while atom is not None and atom.kind in NUMBER_KINDS:
+        out.append(atom)
+        atom = a.atom_at(atom.last)
+    return out
+
+
+def two_digit(atoms: Sequence[Atom], k: int) -> tuple[int, int] | None:
+    """A two-digit group as said in "sixty-five fifty-two" / "oh seven" / "07": (value, atoms)."""
+    if k >= len(atoms):
+        return None
+    atom = atoms[k]
+    if atom.kind == "cardinal" and 10 <= atom.value <= 99:
+        return atom.value, 1
+    if atom.kind == "numeral" and len(atom.digits) == 2:
+        return atom.value, 1
+    if atom.value == 0 and atom.single_word and atom.kind in ("oh", "cardinal"):
+        unit = atoms[k + 1] if k + 1 < len(atoms) else None
+        if unit is not None and unit.kind == "cardinal" and unit.single_word and unit.value < 10:
+            return unit.value, 2
+    return None
+
+
+def number_runs(a: Analysis) -> list[list[Atom]]:
+    """Maximal runs of adjacent number atoms (cardinals, numerals, "oh", "double four")."""
+
+    def compute() -> list[list[Atom]]:
+        runs: list[list[Atom]] = []
+        for atom in a.atoms:
+            if atom.kind not in NUMBER_KINDS:
+                continue
+            if runs and runs[-1][-1].last == atom.first:
+                runs[-1].append(atom)
+            else:
+                runs.append([atom])
+        return runs
+
+    return a.remember("number_runs", compute)

@@ -70,166 +70,47 @@ a compiled dependency for that was not worth it, so this package has none.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import date
-from typing import Generic, Literal, TypeVar
+from typing import TypeVar
 
-from vamos_env import clock
-from vamos_env.speech.numbers import Analysis, Atom, analyse
+from vamos_env.speech.dates import find_dates
+from vamos_env.speech.mention import Count, Mention, Unit, mention
+from vamos_env.speech.money import Amount, find_amounts, find_money, find_rates
+from vamos_env.speech.numbers import NUMBER_KINDS, Analysis, analyse, number_runs
 from vamos_env.speech.tokens import tokenize
-from vamos_env.speech.vocabulary import DIGIT_WORDS, EMAIL_STOP_WORDS, MONTH_NUMBERS
-
-T = TypeVar("T")
-Unit = Literal["payments", "months", "days", "weeks", "years", "kwh"]
-
-
-@dataclass(frozen=True, slots=True)
-class Mention(Generic[T]):
-    """A value found in text, with the characters it came from: ``text == source[start:end]``."""
-
-    value: T
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Count:
-    n: int
-    unit: Unit
-
-
-_DOLLAR_WORDS = frozenset({"dollar", "dollars", "buck", "bucks"})
-_CENT_WORDS = frozenset({"cent", "cents"})
-_MONEY_CUES = frozenset(
-    {
-        *_DOLLAR_WORDS, *_CENT_WORDS, "$", "amount", "amounts", "balance", "balances",
-        "pay", "pays", "paid", "paying", "payment", "payments", "owe", "owes", "owed",
-        "owing", "due", "instalment", "instalments", "installment", "installments",
-        "bill", "bills", "billed", "total", "totals", "charge", "charges", "charged",
-        "cost", "costs", "price", "fee", "fees", "deposit", "credit", "refund",
-        "outstanding", "arrears", "split", "month", "monthly", "per",
-    }
-)  # fmt: skip
-_CODE_CUES = frozenset(
-    {
-        "ending", "ends", "digits", "digit", "zip", "postal", "code", "number",
-        "numbers", "phone", "extension", "meter", "pin", "id",
-    }
-)  # fmt: skip
-_CUE_REACH_BEFORE = 6
-_CUE_REACH_AFTER = 5
-_SENTENCE_ENDS = frozenset({".", "?", "!", ";"})
-
-_UNIT_WORDS: dict[str, Unit] = {
-    "payment": "payments", "payments": "payments", "instalment": "payments",
-    "instalments": "payments", "installment": "payments", "installments": "payments",
-    "month": "months", "months": "months", "day": "days", "days": "days",
-    "week": "weeks", "weeks": "weeks", "year": "years", "years": "years",
-    # Energy: "920 kWh", "nine hundred twenty kilowatt-hours" (the next word, hours, is not read).
-    "kwh": "kwh", "kilowatt": "kwh", "kilowatts": "kwh", "kilowatt-hours": "kwh",
-    "kilowatt-hour": "kwh",
-}  # fmt: skip
-_COUNT_MODIFIERS = frozenset(
-    {
-        "monthly", "weekly", "equal", "more", "additional", "extra", "separate",
-        "consecutive", "further", "remaining", "full", "business", "calendar", "total",
-        "smaller", "even",
-    }
-)  # fmt: skip
-_MAX_MODIFIERS = 2
-# After a number, these words make it something other than money.
-_NOT_MONEY_AFTER = frozenset(
-    {*_UNIT_WORDS, "percent", "%", "kilowatt", "kilowatts", "kwh", "o'clock", "am", "pm"}
+from vamos_env.speech.vocabulary import (
+    COUNT_MODIFIERS,
+    DIGIT_WORDS,
+    EMAIL_STOP_WORDS,
+    UNIT_WORDS,
 )
 
+__all__ = [
+    "Amount",
+    "Count",
+    "Mention",
+    "Unit",
+    "find_amounts",
+    "find_codes",
+    "find_counts",
+    "find_dates",
+    "find_digit_strings",
+    "find_email",
+    "find_money",
+    "find_numbers",
+    "find_rates",
+    "mentions_near",
+]
+
+T = TypeVar("T")
+
+_MAX_MODIFIERS = 2
 _DASHES = frozenset({"dash", "hyphen", "minus"})
 _CODE_JOINERS = frozenset({",", "(", ")"})
-_NUMBER_KINDS = frozenset({"cardinal", "numeral", "oh", "repeat"})
-_AMOUNT_KINDS = frozenset({"cardinal", "numeral"})  # whole numbers said as a quantity
 _CONNECTOR_CHARS = {
     "dot": ".", "period": ".", "underscore": "_", "dash": "-", "hyphen": "-", "plus": "+",
 }  # fmt: skip
 _DIGIT_OF = {word: str(value) for value, word in enumerate(DIGIT_WORDS)} | {"oh": "0"}
-
-_ISO_DATE = re.compile(r"(?<![\d/.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\d/-])")
-_US_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})([/-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/-])")
-
-
-def _mention(a: Analysis, value: T, first: int, last: int) -> Mention[T]:
-    start, end = a.span(first, last)
-    return Mention(value, start, end, a.text[start:end])
-
-
-# --- money -----------------------------------------------------------------------------
-
-
-def find_money(text: str, *, bare_amounts: bool = False) -> list[Mention[int]]:
-    """Amounts of money said in ``text``, in integer cents, in order of appearance."""
-    a = analyse(text)
-    found: list[tuple[int, int, int]] = []  # (cents, first token, last token exclusive)
-    claimed = [False] * len(a.tokens)
-
-    def claim(cents: int, first: int, last: int) -> None:
-        sign_first = _sign_start(a, first)
-        if sign_first is not None:
-            cents, first = -cents, sign_first
-        found.append((cents, first, last))
-        for k in range(first, last):
-            claimed[k] = True
-
-    for i, token in enumerate(a.tokens):
-        if token.norm == "$" and i + 1 < len(a.tokens) and a.tokens[i + 1].kind == "num":
-            cents = _numeral_cents(a.tokens[i + 1].norm)
-            if cents is not None:
-                claim(cents, i, i + 2)
-    for i, token in enumerate(a.tokens):
-        if token.norm in _DOLLAR_WORDS and not claimed[i]:
-            amount = _dollars_ending_at(a, i)
-            if amount is not None and not claimed[amount[1]]:
-                cents, first, last = amount
-                claim(cents, first, last)
-    for i, token in enumerate(a.tokens):
-        if token.norm in _CENT_WORDS and not claimed[i]:
-            atom = a.atom_before(i)
-            if atom is not None and atom.kind in _AMOUNT_KINDS and not claimed[atom.first]:
-                claim(atom.value, atom.first, i + 1)
-
-    date_spans = _date_token_ranges(a)
-    for atom in a.atoms:
-        # "the balance is 65.52": a written amount without its "$", in a money context.
-        # "12.52 cents" is a rate, not an amount.
-        written_amount = atom.kind == "decimal" and len(atom.digits.partition(".")[2]) == 2
-        written_amount = written_amount and _norm_at(a, atom.last) not in _CENT_WORDS
-        if written_amount and not claimed[atom.first] and _may_be_money(a, atom.first, atom.last):
-            claim(_numeral_cents(atom.digits) or 0, atom.first, atom.last)
-    for run in _number_runs(a):
-        first, last = run[0].first, run[-1].last
-        if any(claimed[first:last]) or _overlaps(date_spans, first, last):
-            continue
-        if not _may_be_money(a, first, last):
-            continue
-        cents_value = _short_money(run)
-        if cents_value is None and bare_amounts and len(run) == 1:
-            cents_value = _bare_dollars(run[0])
-        if cents_value is not None:
-            claim(cents_value, first, last)
-
-    found.sort(key=lambda item: item[1])
-    return [_mention(a, cents, first, last) for cents, first, last in found]
-
-
-def _numeral_cents(numeral: str) -> int | None:
-    whole, _, fraction = numeral.partition(".")
-    if len(fraction) > 2:
-        return None  # "$65.525" is not an amount anyone says
-    return int(whole or "0") * 100 + int(fraction.ljust(2, "0") or "0")
-
-
-def _norm_at(a: Analysis, k: int) -> str:
-    return a.tokens[k].norm if 0 <= k < len(a.tokens) else ""
 
 
 def _sign_start(a: Analysis, first: int) -> int | None:
@@ -238,151 +119,18 @@ def _sign_start(a: Analysis, first: int) -> int | None:
     return None
 
 
-def _dollars_ending_at(a: Analysis, i: int) -> tuple[int, int, int] | None:
-    """ "<amount> dollars [and <cents> [cents]]" whose dollar word is token ``i``."""
-    atom = a.atom_before(i)
-    if atom is not None and atom.kind == "decimal":
-        cents = _numeral_cents(atom.digits)
-        return None if cents is None else (cents, atom.first, i + 1)
-    if atom is not None and atom.kind in ("cardinal", "numeral"):
-        cents, first = atom.value * 100, atom.first
-    elif i > 0 and a.tokens[i - 1].norm in ("a", "an") and a.tokens[i].norm in ("dollar", "buck"):
-        cents, first = 100, i - 1
-    else:
-        return None
-    tail = _cents_after(a, i + 1)
-    if tail is None:
-        return cents, first, i + 1
-    return cents + tail[0], first, tail[1]
-
-
-def _cents_after(a: Analysis, j: int) -> tuple[int, int] | None:
-    """The cents after "... dollars": "and fifty-two cents", "fifty-two", "and 7 cents"."""
-    # A comma ends the amount: in "a hundred dollars, fifty cents" a listener hears two.
-    tokens = a.tokens
-    said_and = j < len(tokens) and tokens[j].norm == "and"
-    if said_and:
-        j += 1
-    atoms = _atoms_from(a, j)
-    if not atoms:
-        return None
-    two_digit = _two_digit(atoms, 0)  # "fifty-two", "oh seven", "07"
-    if two_digit is not None:
-        value, used = two_digit
-    elif atoms[0].kind in _AMOUNT_KINDS and atoms[0].value < 100:
-        value, used = atoms[0].value, 1  # "seven", said before "cents" or after "and"
-    else:
-        return None
-    end = atoms[used - 1].last
-    after = tokens[end].norm if end < len(tokens) else ""
-    if after in _CENT_WORDS:
-        return value, end + 1
-    # Without the word "cents" the number must end the amount: "and fifty-two", not
-    # "and two payments", "and two fourteen" or "fifty dollars ten dollars".
-    if after in _NOT_MONEY_AFTER or after in _DOLLAR_WORDS or a.atom_at(end) is not None:
-        return None
-    if two_digit is not None or (said_and and value >= 1):
-        return value, end
-    return None
-
-
-def _atoms_from(a: Analysis, j: int) -> list[Atom]:
-    """Adjacent number atoms starting at token ``j`` (a run), possibly empty."""
-    out: list[Atom] = []
-    atom = a.atom_at(j)
-    while atom is not None and atom.kind in _NUMBER_KINDS:
-        out.append(atom)
-        atom = a.atom_at(atom.last)
-    return out
-
-
-def _two_digit(atoms: Sequence[Atom], k: int) -> tuple[int, int] | None:
-    """A two-digit group as said in "sixty-five fifty-two" / "oh seven" / "07": (value, atoms)."""
-    if k >= len(atoms):
-        return None
-    atom = atoms[k]
-    if atom.kind == "cardinal" and 10 <= atom.value <= 99:
-        return atom.value, 1
-    if atom.kind == "numeral" and len(atom.digits) == 2:
-        return atom.value, 1
-    if atom.value == 0 and atom.single_word and atom.kind in ("oh", "cardinal"):
-        unit = atoms[k + 1] if k + 1 < len(atoms) else None
-        if unit is not None and unit.kind == "cardinal" and unit.single_word and unit.value < 10:
-            return unit.value, 2
-    return None
-
-
-def _short_money(run: Sequence[Atom]) -> int | None:
-    """ "sixty-five fifty-two" -> 6552; "two fourteen oh seven" -> 21407; else None."""
-    head = run[0]
-    if head.kind not in ("cardinal", "numeral") or head.value < 1 or len(run) < 2:
-        return None
-    middle = _two_digit(run, 1)
-    if middle is None:
-        return None
-    after = 1 + middle[1]
-    if after == len(run):
-        return head.value * 100 + middle[0]
-    last = _two_digit(run, after)
-    if last is None or after + last[1] != len(run) or head.value > 99:
-        return None
-    return (head.value * 100 + middle[0]) * 100 + last[0]
-
-
-def _bare_dollars(atom: Atom) -> int | None:
-    if atom.kind in ("cardinal", "numeral") and atom.value >= 1:
-        return atom.value * 100
-    return None
-
-
-def _number_runs(a: Analysis) -> list[list[Atom]]:
-    """Maximal runs of adjacent number atoms (cardinals, numerals, "oh", "double four")."""
-    runs: list[list[Atom]] = []
-    for atom in a.atoms:
-        if atom.kind not in _NUMBER_KINDS:
-            continue
-        if runs and runs[-1][-1].last == atom.first:
-            runs[-1].append(atom)
-        else:
-            runs.append([atom])
-    return runs
-
-
-def _may_be_money(a: Analysis, first: int, last: int) -> bool:
-    tokens = a.tokens
-    if first > 0 and tokens[first - 1].norm in ("dash", "hyphen", "/", "dot", "$"):
-        return False
-    if last < len(tokens) and tokens[last].norm in (*_DASHES, "/", "dot", *_NOT_MONEY_AFTER):
-        return False
-    for k in range(first - 1, max(-1, first - 1 - _CUE_REACH_BEFORE), -1):
-        norm = tokens[k].norm
-        if norm in _SENTENCE_ENDS:
-            break
-        if norm in _CODE_CUES:
-            return False
-        if norm in _MONEY_CUES:
-            return True
-    for k in range(last, min(len(tokens), last + _CUE_REACH_AFTER)):
-        norm = tokens[k].norm
-        if norm in _SENTENCE_ENDS or norm in _CODE_CUES:
-            return False
-        if norm in _MONEY_CUES:
-            return True
-    return False
-
-
-def _overlaps(ranges: Iterable[tuple[int, int]], first: int, last: int) -> bool:
-    return any(first < b and a < last for a, b in ranges)
-
-
 # --- numbers, digit strings, codes ----------------------------------------------------------
 
 
 def find_numbers(text: str) -> list[Mention[int]]:
     """Standalone whole numbers ("fifteen", "a hundred", "1,200", "minus three")."""
     a = analyse(text)
+    return list(a.remember("find_numbers", lambda: tuple(_numbers(a))))
+
+
+def _numbers(a: Analysis) -> list[Mention[int]]:
     out: list[Mention[int]] = []
-    for run in _number_runs(a):
+    for run in number_runs(a):
         if len(run) != 1 or run[0].kind not in ("cardinal", "numeral"):
             continue
         atom = run[0]
@@ -390,9 +138,9 @@ def find_numbers(text: str) -> list[Mention[int]]:
             continue
         sign_first = _sign_start(a, atom.first)
         if sign_first is None:
-            out.append(_mention(a, atom.value, atom.first, atom.last))
+            out.append(mention(a, atom.value, atom.first, atom.last))
         else:
-            out.append(_mention(a, -atom.value, sign_first, atom.last))
+            out.append(mention(a, -atom.value, sign_first, atom.last))
     return out
 
 
@@ -406,6 +154,10 @@ def _touches_code_symbol(a: Analysis, first: int, last: int) -> bool:
 def find_digit_strings(text: str) -> list[Mention[str]]:
     """Digit strings as read out: "four four one seven dash nine zero ..." -> "4417-90..."."""
     a = analyse(text)
+    return list(a.remember("find_digit_strings", lambda: tuple(_digit_strings(a))))
+
+
+def _digit_strings(a: Analysis) -> list[Mention[str]]:
     out: list[Mention[str]] = []
     for value, first, last, elements, _letters in _code_runs(a, letters=False):
         single_short = elements == 1 and not (
@@ -415,7 +167,7 @@ def find_digit_strings(text: str) -> list[Mention[str]]:
             continue
         if first > 0 and a.tokens[first - 1].norm == "$":
             continue  # "$1,234" is money, not a code
-        out.append(_mention(a, value, first, last))
+        out.append(mention(a, value, first, last))
     return out
 
 
@@ -426,10 +178,14 @@ def find_codes(text: str) -> list[Mention[str]]:
     characters, so the article in "a one-time fee" is not a code.
     """
     a = analyse(text)
+    return list(a.remember("find_codes", lambda: tuple(_codes(a))))
+
+
+def _codes(a: Analysis) -> list[Mention[str]]:
     out: list[Mention[str]] = []
     for value, first, last, elements, letters in _code_runs(a, letters=True):
         if letters >= 2 or (letters == 1 and elements >= 3):
-            out.append(_mention(a, value, first, last))
+            out.append(mention(a, value, first, last))
     return out
 
 
@@ -448,7 +204,7 @@ def _code_runs(a: Analysis, *, letters: bool) -> list[tuple[str, int, int, int, 
         while j < len(tokens):
             atom = a.atom_at(j)
             token = tokens[j]
-            if atom is not None and atom.kind in _NUMBER_KINDS:
+            if atom is not None and atom.kind in NUMBER_KINDS:
                 pieces.append(atom.digits)
                 elements += 1
                 j = end = atom.last
@@ -486,7 +242,7 @@ def _starts_character(a: Analysis, i: int, letters: bool) -> bool:
         return False
     atom = a.atom_at(i)
     if atom is not None:
-        return atom.kind in _NUMBER_KINDS
+        return atom.kind in NUMBER_KINDS
     return letters and _is_letter(a.tokens[i].norm, a.tokens[i].kind)
 
 
@@ -501,149 +257,33 @@ def find_counts(text: str, unit: str | None = None) -> list[Mention[Count]]:
     """
     wanted = _unit_named(unit) if unit is not None else None
     a = analyse(text)
+    found = a.remember("find_counts", lambda: tuple(_counts(a)))
+    return [m for m in found if wanted is None or m.value.unit == wanted]
+
+
+def _counts(a: Analysis) -> list[Mention[Count]]:
     tokens = a.tokens
     out: list[Mention[Count]] = []
-    for run in _number_runs(a):
+    for run in number_runs(a):
         atom = run[-1]
         if len(run) != 1 or atom.kind not in ("cardinal", "numeral"):
             continue
         k = atom.last
         while k < len(tokens) and k - atom.last < _MAX_MODIFIERS:
-            if tokens[k].norm not in _COUNT_MODIFIERS:
+            if tokens[k].norm not in COUNT_MODIFIERS:
                 break
             k += 1
-        if k < len(tokens) and tokens[k].norm in _UNIT_WORDS:
-            found = _UNIT_WORDS[tokens[k].norm]
-            if wanted is None or found == wanted:
-                out.append(_mention(a, Count(atom.value, found), atom.first, k + 1))
+        if k < len(tokens) and tokens[k].norm in UNIT_WORDS:
+            unit = UNIT_WORDS[tokens[k].norm]
+            out.append(mention(a, Count(atom.value, unit), atom.first, k + 1))
     return out
 
 
 def _unit_named(unit: str) -> Unit:
     key = unit.lower().strip()
-    if key in _UNIT_WORDS:
-        return _UNIT_WORDS[key]
+    if key in UNIT_WORDS:
+        return UNIT_WORDS[key]
     raise ValueError(f"unit must be one of payments, months, days, weeks, years, kwh; got {unit!r}")
-
-
-# --- dates ----------------------------------------------------------------------------------
-
-
-def find_dates(text: str, *, default_year: int = clock.TODAY.year) -> list[Mention[date]]:
-    """Calendar dates said or written in ``text``; a date needs a month and a day."""
-    a = analyse(text)
-    return [
-        Mention(value, start, end, text[start:end]) for value, start, end in _dates(a, default_year)
-    ]
-
-
-def _dates(a: Analysis, default_year: int) -> list[tuple[date, int, int]]:
-    found: list[tuple[date, int, int]] = []
-    for pattern, order in ((_ISO_DATE, (1, 2, 3)), (_US_DATE, (4, 1, 3))):
-        for match in pattern.finditer(a.text):
-            y, m, d = (int(match.group(g)) for g in order)
-            if y < 100:
-                y += 2000
-            value = _valid_date(y, m, d)
-            if value is not None:
-                found.append((value, match.start(), match.end()))
-    tokens = a.tokens
-    for i, token in enumerate(tokens):
-        if token.kind == "word" and token.norm in MONTH_NUMBERS:
-            spoken = _month_first(a, i, default_year)
-        else:
-            spoken = _day_first(a, i, default_year)
-        if spoken is not None:
-            value, first, last = spoken
-            start, end = a.span(first, last)
-            found.append((value, start, end))
-    found.sort(key=lambda item: (item[1], -item[2]))
-    kept: list[tuple[date, int, int]] = []
-    for item in found:
-        if not kept or item[1] >= kept[-1][2]:
-            kept.append(item)
-    return kept
-
-
-def _valid_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
-def _month_first(a: Analysis, i: int, default_year: int) -> tuple[date, int, int] | None:
-    """ "October tenth", "Oct. 10, 2026", "October the tenth twenty twenty-six"."""
-    tokens = a.tokens
-    month = MONTH_NUMBERS[tokens[i].norm]
-    j = i + 1
-    if j < len(tokens) and tokens[j].norm == "." and len(tokens[i].norm) <= 4:
-        j += 1
-    if j < len(tokens) and tokens[j].norm == "the":
-        j += 1
-    day = _day_at(a, j, spoken_cardinal=True)
-    if day is None:
-        return None
-    year, last = _year_after(a, day[1], default_year)
-    value = _valid_date(year, month, day[0])
-    return None if value is None else (value, i, last)
-
-
-def _day_first(a: Analysis, i: int, default_year: int) -> tuple[date, int, int] | None:
-    """ "the twelfth of March", "12th of March", "12 March 2026"."""
-    tokens = a.tokens
-    day = _day_at(a, i, spoken_cardinal=False)
-    if day is None:
-        return None
-    j = day[1]
-    atom = a.atom_at(i)
-    said_of = j < len(tokens) and tokens[j].norm == "of"
-    if said_of and atom is not None and atom.kind == "ordinal":
-        j += 1
-    if j >= len(tokens) or tokens[j].kind != "word" or tokens[j].norm not in MONTH_NUMBERS:
-        return None
-    year, last = _year_after(a, j + 1, default_year)
-    value = _valid_date(year, MONTH_NUMBERS[tokens[j].norm], day[0])
-    first = i - 1 if i > 0 and tokens[i - 1].norm == "the" else i
-    return None if value is None else (value, first, last)
-
-
-def _day_at(a: Analysis, j: int, *, spoken_cardinal: bool) -> tuple[int, int] | None:
-    atom = a.atom_at(j)
-    if atom is None or not 1 <= atom.value <= 31:
-        return None
-    if atom.kind == "ordinal" or (atom.kind == "numeral" and len(atom.digits) <= 2):
-        return atom.value, atom.last
-    if spoken_cardinal and atom.kind == "cardinal":
-        return atom.value, atom.last
-    return None
-
-
-def _year_after(a: Analysis, j: int, default_year: int) -> tuple[int, int]:
-    """The year said after a day, or ``default_year``; returns (year, last token)."""
-    k = j + 1 if j < len(a.tokens) and a.tokens[j].norm == "," else j
-    run = _atoms_from(a, k)
-    if run:
-        head = run[0]
-        if head.kind == "numeral" and len(head.digits) == 4 and 1900 <= head.value < 2200:
-            return head.value, head.last
-        if head.kind == "cardinal" and 1900 <= head.value < 2200:
-            return head.value, head.last  # "two thousand twenty-six", "nineteen hundred"
-        if head.kind == "cardinal" and head.value in (19, 20, 21):
-            tail = _two_digit(run, 1)  # "twenty twenty-six", "twenty oh five"
-            if tail is not None:
-                return head.value * 100 + tail[0], run[tail[1]].last
-    return default_year, j
-
-
-def _date_token_ranges(a: Analysis) -> list[tuple[int, int]]:
-    """Token ranges covered by dates, so "twenty twenty-six" after a month is not money."""
-    ranges = []
-    for _value, start, end in _dates(a, clock.TODAY.year):
-        covered = [k for k, t in enumerate(a.tokens) if t.start < end and start < t.end]
-        if covered:
-            ranges.append((covered[0], covered[-1] + 1))
-    return ranges
 
 
 # --- email ----------------------------------------------------------------------------------
@@ -652,6 +292,10 @@ def _date_token_ranges(a: Analysis) -> list[tuple[int, int]]:
 def find_email(text: str) -> list[Mention[str]]:
     """ "dana dot whitfield at example dot com", "d a n a at ...", "dana.whitfield@example.com"."""
     a = analyse(text)
+    return list(a.remember("find_email", lambda: tuple(_emails(a))))
+
+
+def _emails(a: Analysis) -> list[Mention[str]]:
     out: list[Mention[str]] = []
     for i, token in enumerate(a.tokens):
         if token.norm != "at":
@@ -661,7 +305,7 @@ def find_email(text: str) -> list[Mention[str]]:
         if local is None or domain is None:
             continue
         (local_text, first), (domain_text, last) = local, domain
-        out.append(_mention(a, f"{local_text}@{domain_text}", first, last))
+        out.append(mention(a, f"{local_text}@{domain_text}", first, last))
     return out
 
 
@@ -775,14 +419,14 @@ def mentions_near(
             if tuple(norms[k : k + size]) == phrase:
                 places.append((k, k + size))
     out: list[Mention[T]] = []
-    for mention in mentions:
-        inside = [k for k, t in enumerate(words) if t.start < mention.end and mention.start < t.end]
+    for said in mentions:
+        inside = [k for k, t in enumerate(words) if t.start < said.end and said.start < t.end]
         if not inside:
             continue
         lo, hi = inside[0], inside[-1] + 1
         for start, end in places:
             gap = start - hi if start >= hi else lo - end if end <= lo else 0
             if gap <= window_words:
-                out.append(mention)
+                out.append(said)
                 break
     return out

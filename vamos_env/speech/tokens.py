@@ -30,7 +30,9 @@ _TOKEN = re.compile(
     r"|(?P<sym>\S)",
     re.IGNORECASE,
 )
-_SYMBOL_NORMS = {"$": "$", "@": "at", "_": "underscore", "&": "and", "/": "/", "+": "plus"}
+_SYMBOL_NORMS = {
+    "$": "$", "¢": "cents", "@": "at", "_": "underscore", "&": "and", "/": "/", "+": "plus",
+}  # fmt: skip
 _ORDINAL_SUFFIXES = {"st", "nd", "rd", "th"}
 
 

@@ -7,6 +7,10 @@ looking words up. American English: no "and" inside numbers when rendering
 
 from __future__ import annotations
 
+from typing import Literal
+
+Unit = Literal["payments", "months", "days", "weeks", "years", "kwh"]
+
 DIGIT_WORDS: tuple[str, ...] = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
 )  # fmt: skip
@@ -68,5 +72,39 @@ EMAIL_STOP_WORDS: frozenset[str] = frozenset(
         "of", "for", "we", "have", "me", "you", "us", "that", "this", "um", "uh", "so",
         "as", "from", "with", "by", "registered", "current", "new", "old", "please",
         "then", "or", "still", "correct", "right", "yes", "no", "okay", "ok",
+    }
+)  # fmt: skip
+
+# Units a count is said in ("six payments", "over 6 months", "920 kWh") -> the unit's name.
+UNIT_WORDS: dict[str, Unit] = {
+    "payment": "payments", "payments": "payments", "instalment": "payments",
+    "instalments": "payments", "installment": "payments", "installments": "payments",
+    "month": "months", "months": "months", "day": "days", "days": "days",
+    "week": "weeks", "weeks": "weeks", "year": "years", "years": "years",
+    # Energy: "920 kWh", "nine hundred twenty kilowatt-hours" (the next word, hours, is not read).
+    "kwh": "kwh", "kilowatt": "kwh", "kilowatts": "kwh", "kilowatt-hours": "kwh",
+    "kilowatt-hour": "kwh",
+}  # fmt: skip
+
+# Words that may stand between a number and its unit: "six monthly payments".
+COUNT_MODIFIERS: frozenset[str] = frozenset(
+    {
+        "monthly", "weekly", "equal", "more", "additional", "extra", "separate",
+        "consecutive", "further", "remaining", "full", "business", "calendar", "total",
+        "smaller", "even",
+    }
+)  # fmt: skip
+
+# Other things a number can count, so that "two questions" or "one moment" is no amount.
+COUNTED_NOUNS: frozenset[str] = frozenset(
+    {
+        *UNIT_WORDS, "percent", "%", "hour", "hours", "minute", "minutes", "second",
+        "seconds", "moment", "moments", "time", "times", "people", "person", "persons",
+        "digit", "digits", "character", "characters", "letter", "letters", "card", "cards",
+        "bill", "bills", "account", "accounts", "request", "requests", "question",
+        "questions", "thing", "things", "item", "items", "call", "calls", "meter", "meters",
+        "premise", "premises", "number", "numbers", "step", "steps", "option", "options",
+        "way", "ways", "of", "am", "pm", "o'clock", "kw", "watts", "volts", "degrees",
+        "household", "households", "members", "member", "adults", "children", "kids",
     }
 )  # fmt: skip
