@@ -1,10 +1,24 @@
-"""How the scripted caller understands an agent's turn: cues in plain words, values as spoken.
+"""How the scripted caller understands an agent's turn: what it was asked, what it was told.
 
-``listen(text)`` turns what the caller heard into a ``Heard``: which questions
-the agent asked (account number, name, a second factor, a private fact, consent),
-what it announced (checking, verified, a refusal, an action done or failed, a
-transfer), and every value it said (money and numbers in words, dates as spoken,
-digit strings, emails), found with ``vamos_env.speech.parse``.
+``listen(text)`` turns what the caller heard into a ``Heard``. The turn is split
+into clauses (``clauses``): sentences, and within a sentence the statement that
+leads into a question ("One second, which card ...?"). Each clause is a
+**question**, a **request** ("Please confirm the email.", "I'll need your account
+number.") or a **statement**; fillers, small talk and wait cues ("One second.",
+"Sure thing!", "How are you today?") are marked as saying nothing to take up.
+
+What the agent *asks* is read only from its questions and requests
+(``Heard.questions``, each a ``Question`` with its own cues and values), never
+from a word anywhere in the turn: "One second." before "Which card would you like
+to use?" does not make it a question about a second card. A question that points
+back ("Is that right?", "Shall I set that up?") carries the statements just
+before it, which hold what it asks about. ``Heard.focus`` is the question the
+caller answers: by default the last one that is not small talk; the scripted
+caller may move it to an earlier question its brief can answer
+(``Heard.focused``). What the agent *announced* (checking, verified, a refusal, an
+action done or failed, a transfer) is read from its statements only. Every value
+it said (money and numbers in words, dates as spoken, digit strings, emails) is
+found with ``vamos_env.speech``, for the whole turn and per question.
 
 The cues are deliberately general phrases a competent agent uses, not the
 reference agent's exact sentences: the scripted caller must work with any agent
@@ -14,7 +28,7 @@ that speaks plainly. The cue lists are English; the parser is English too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal, TypeVar
 
@@ -30,6 +44,7 @@ from vamos_env.speech import (
 
 T = TypeVar("T")
 FactorAsk = Literal["account_number", "name", "card_last4", "postal_code", "last_bill_amount"]
+ClauseKind = Literal["question", "request", "statement"]
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
@@ -215,9 +230,6 @@ TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 # What may follow a value that a cut interrupted: "six dollars and" [ten cents].
 _CUT_TAIL = re.compile(r"[\s,]*(?:and|point|oh|dollars?|cents?)?[\s,]*", re.IGNORECASE)
-# A yes/no question offers something; "Which card would you like to use?" asks for a fact.
-_SENTENCES = re.compile(r"(?<=[.?!])\s+")
-_WH_START = re.compile(r"\s*(?:\w+,\s*)?(?:what|which|when|how|where|who|why)\b")
 _RULE = _rx(
     r"minimum",
     r"maximum",
@@ -238,9 +250,324 @@ _SENTENCE_END = re.compile(r"[.?!;](?:\s|$)")  # not the point in "$73.29"
 _TOPIC_REACH = 60  # characters before a mention (or after it, for "a month") that tag it
 
 
+# --- the clause model ------------------------------------------------------------------------
+
+# Words that open a clause without changing what it does ("And could you ...", "So, which ...").
+_LEAD = re.compile(
+    r"^(?:\s*(?:and|so|also|now|then|but|or|well|okay|ok|alright|great|right|lastly|finally|"
+    r"first(?:ly)?|next|just|um+|uh+|oh|sorry|actually)\b[\s,]*)*",
+    re.IGNORECASE,
+)
+_WH = r"(?:what|which|when|where|who|whom|whose|why|how)"
+_AUX = (
+    r"(?:can|could|would|will|shall|should|may|might|do|does|did|is|are|was|were|have|has|had|"
+    r"am|isn'?t|aren'?t|don'?t|doesn'?t|didn'?t|won'?t|wouldn'?t|can'?t|couldn'?t)"
+)
+_SUBJECT = (
+    r"(?:you|i|we|it|that|this|there|these|those|your|the|my|he|she|they|everything|anything|"
+    r"any|one)"
+)
+# A clause that asks by its word order alone, punctuation or not.
+_INVERTED = re.compile(rf"^{_AUX}\s+{_SUBJECT}\b", re.IGNORECASE)
+_WH_INVERTED = re.compile(
+    rf"^{_WH}(?:'s|'re|\s+(?:is|are|was|were)\s+{_SUBJECT}\b|"
+    rf"(?:\s+[\w'-]+){{0,3}}?\s+(?:{_AUX}|'s|'re)\s+{_SUBJECT}\b)",
+    re.IGNORECASE,
+)
+_WH_START = re.compile(rf"^{_WH}\b", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?:tell|give|confirm|provide|read|spell|share|repeat|say|let me know|"
+    r"go ahead and (?:tell|give|confirm|read|share))\b",
+    re.IGNORECASE,
+)
+# A request put as a statement: "I'll need your account number", "Your full name, please."
+_REQUEST = _rx(
+    r"(?:i'?ll|i will|i'?d|i would|i just|i also|i)\s+(?:also\s+)?need\s+"
+    r"(?:your|the|you to|one|a|an|some|just|to (?:get|confirm|verify|check|have|ask))",
+    r"(?:i'?d|i would) like to (?:confirm|verify|check|get|have|ask)",
+    r"if you (?:could|can|would) (?:please )?(?:tell|give|confirm|read|provide|share|spell)",
+    r"please (?:tell|give|confirm|provide|read|spell|share|repeat|say|let me know)",
+    r"let me know",
+)
+_PLEASE_TAIL = re.compile(r"^(?:your|the|and your|and the)\b[^.?!]{0,60}?,?\s*please\W*$", re.I)
+# A clause that says nothing the caller must take up: courtesy, acknowledgement, a wait cue.
+_FILLER_UNIT = (
+    r"(?:okay|ok|alright|all right|great|perfect|got it|of course|certainly|absolutely|"
+    r"no problem|no worries|sure(?: thing)?|right|i see|understood|thanks(?: so much)?|"
+    r"thank you(?: (?:so|very) much)?|wonderful|excellent|lovely|cool|good|hmm+|um+|uh+|ah|oh|"
+    r"well|yes|yeah|happy to help|my pleasure|sounds good|one (?:second|sec|moment|minute)|"
+    r"(?:just )?a (?:second|sec|moment|minute)|give me (?:a|one) (?:second|sec|moment|minute)|"
+    r"bear with me(?: (?:a|one) (?:second|sec|moment|minute))?|hold on|hang on|please hold|"
+    r"(?:thanks|thank you) (?:for|so much for) (?:waiting|holding|your patience|bearing with me)|"
+    r"sorry (?:about|for) the wait|i appreciate your patience|"
+    r"let me (?:pull|bring) (?:that|this|it|those|your (?:account|details|bill|bills)) up|"
+    r"let me (?:check|see|look|take a look|have a look)(?: (?:at )?(?:that|this|it))?"
+    r"(?: for you)?(?: (?:real )?quick)?|let me (?:check|look) (?:on|into) (?:that|this|it))"
+)
+_FILLER = re.compile(rf"^\W*{_FILLER_UNIT}(?:\W+{_FILLER_UNIT})*\W*$", re.IGNORECASE)
+# Filler that may sit inside a question ("One second which card ..."): removed before matching.
+_FILLER_PHRASES = _rx(
+    r"one (?:second|sec|moment|minute)",
+    r"just a (?:second|sec|moment|minute)",
+    r"give me (?:a|one) (?:second|sec|moment|minute)",
+    r"bear with me(?: (?:a|one) (?:second|sec|moment|minute))?",
+    r"(?:thanks|thank you) (?:for|so much for) (?:waiting|holding|your patience)",
+    r"sorry (?:about|for) the wait",
+    r"sure thing",
+    r"hold on",
+    r"hang on",
+    r"let me (?:pull|bring) (?:that|this|it|your account) up",
+)
+SMALL_TALK = re.compile(
+    r"^\W*(?:how are you(?: doing)?(?: today| this (?:morning|afternoon|evening))?|"
+    r"how(?:'s| is| has) (?:your day|it going|everything|your (?:morning|afternoon|evening|week))"
+    r"(?: been| going)?(?: so far)?(?: today)?|"
+    r"(?:are you )?having an? (?:good|nice|great|lovely) (?:day|one|morning|afternoon|week)|"
+    r"did you have an? (?:good|nice|great) (?:day|weekend|week)|"
+    r"(?:isn'?t it|what) a (?:lovely|nice|beautiful|gorgeous) day(?: today)?|"
+    r"(?:how|what) about (?:this|that|the) weather|hope you'?re (?:well|doing well))\W*$",
+    re.IGNORECASE,
+)
+PRESENCE = re.compile(
+    r"^\W*(?:(?:hello\W*)+|(?:are|you) (?:you )?still (?:there|with me|on the line)|"
+    r"can you (?:still )?hear me(?: (?:okay|ok|alright|all right))?)\W*$",
+    re.IGNORECASE,
+)
+# Words that make a question point back at what was just said.
+_ANAPHOR = _rx(r"that", r"this", r"it", r"there", r"these", r"those", r"them", r"so")
+_SEGMENT = re.compile(r",\s+|\s+[-–—]+\s+|:\s+")
+_ABBREVIATION = re.compile(r"\b(?:mr|mrs|ms|dr|st|no|vs|e\.g|i\.e|approx)\.$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of an agent's turn: a sentence, or the statement that leads into a question."""
+
+    text: str
+    start: int
+    end: int
+    kind: ClauseKind
+    filler: bool  # says nothing to take up ("One second.", "Sure thing!", "How are you?")
+    sentence_start: int  # where the sentence it belongs to starts
+
+
+@dataclass(frozen=True)
+class Question:
+    """One thing the agent asked of the caller: a question or a request, with its own cues.
+
+    ``text`` is what the caller answers: the asking words with fillers removed, and for
+    a question that points back ("Is that right?") the statements just before it.
+    ``context`` is the whole sentence it sits in ("If you have another card, which one?").
+    The values are those said within ``start``..``end`` (positions in the turn).
+    """
+
+    text: str
+    context: str
+    start: int
+    end: int
+    kind: Literal["question", "request"]
+    small_talk: bool = False
+    presence: bool = False  # "Are you still there?"
+    offer: bool = False  # a yes/no question offering or proposing something
+    readback: bool = False
+    anything_else: bool = False
+    not_understood: bool = False
+    identity: tuple[FactorAsk, ...] = ()
+    second_factor: bool = False  # asked for "one of" the factors, none named
+    money: tuple[Mention[int], ...] = ()
+    digits: tuple[Mention[str], ...] = ()
+    dates: tuple[Mention[date], ...] = ()
+    emails: tuple[Mention[str], ...] = ()
+
+    @property
+    def says_nothing(self) -> bool:
+        """Small talk or a check that the caller is there: nothing about the call itself."""
+        return self.small_talk or self.presence
+
+
+def clauses(text: str) -> tuple[Clause, ...]:
+    """The turn's clauses in order; a question's leading words become a statement of their own.
+
+    "One second, which card would you like to use?" is the filler "One second" and
+    the question "which card would you like to use?".
+    """
+    out: list[Clause] = []
+    for start, end in _sentence_spans(text):
+        sentence = text[start:end]
+        kind, offset = _asking_part(sentence)
+        if kind is None:
+            out.append(_clause(text, start, end, "statement", start))
+            continue
+        if offset > 0:
+            lead_end = start + offset
+            while lead_end > start and not text[lead_end - 1].isalnum():
+                lead_end -= 1
+            if lead_end > start:
+                out.append(_clause(text, start, lead_end, "statement", start))
+        out.append(_clause(text, start + offset, end, kind, start))
+    return tuple(out)
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in re.finditer(r"[.?!;]+(?=\s|$)", text):
+        end = match.end()
+        if match.group() == "." and _ABBREVIATION.search(text[start:end]):
+            continue  # "Mr. Whitfield" is one sentence
+        spans.append((start, end))
+        start = end
+    spans.append((start, len(text)))
+    trimmed = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if s < e:
+            trimmed.append((s, e))
+    return trimmed
+
+
+def _asking_part(sentence: str) -> tuple[Literal["question", "request"] | None, int]:
+    """Whether a sentence asks, and where the asking part starts (after leading words)."""
+    marked = sentence.rstrip().endswith("?")
+    offsets = [0] + [m.end() for m in _SEGMENT.finditer(sentence)]
+    for offset in offsets:
+        segment = sentence[offset:]
+        lead = _LEAD.match(segment)
+        core = segment[lead.end() if lead else 0 :]
+        if _INVERTED.match(core) or _WH_INVERTED.match(core):
+            return "question", offset
+        if marked and (_WH_START.match(core) or _IMPERATIVE.match(core)):
+            return "question", offset
+        if _IMPERATIVE.match(core):
+            return "request", offset
+    if marked:
+        return "question", 0  # a statement said as a question: "That's account 4417-90781?"
+    if _REQUEST.search(sentence) or _PLEASE_TAIL.match(sentence.strip()):
+        return "request", 0
+    return None, 0
+
+
+def _clause(text: str, start: int, end: int, kind: ClauseKind, sentence_start: int) -> Clause:
+    words = text[start:end]
+    if kind == "statement":
+        filler = bool(_FILLER.match(words))
+    else:
+        core = _LEAD.sub("", words, count=1)
+        filler = bool(SMALL_TALK.match(core) or PRESENCE.match(core))
+    return Clause(words, start, end, kind, filler, sentence_start)
+
+
+def _without_filler(text: str) -> str:
+    return re.sub(r"\s{2,}", " ", _FILLER_PHRASES.sub(" ", text)).strip(" ,")
+
+
+def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Question, ...]:
+    out: list[Question] = []
+    since = 0  # where the statements a pointing-back question may carry begin
+    for i, part in enumerate(parts):
+        if part.kind == "statement":
+            continue
+        core = _LEAD.sub("", part.text, count=1)
+        lower = core.lower()
+        small_talk = bool(SMALL_TALK.match(core))
+        presence = bool(PRESENCE.match(core))
+        start = part.start
+        anything_else = bool(ANYTHING_ELSE.search(lower))
+        not_understood = bool(NOT_UNDERSTOOD.search(lower))
+        own = values.within(part.start, part.end)
+        points_back = (
+            not (small_talk or presence or anything_else or not_understood)
+            and not own.any
+            and (bool(_ANAPHOR.search(lower)) or len(core.split()) <= 4)
+        )
+        if points_back:
+            before = [
+                p for p in parts[:i] if p.kind == "statement" and not p.filler and p.start >= since
+            ]
+            if before:
+                start = before[0].start
+        since = part.end
+        said = values.within(start, part.end)
+        asked = _without_filler(text[start : part.end])
+        identity, second = _identity(lower)
+        out.append(
+            Question(
+                text=asked,
+                context=_without_filler(text[part.sentence_start : part.end]),
+                start=start,
+                end=part.end,
+                kind=part.kind,  # type: ignore[arg-type]
+                small_talk=small_talk,
+                presence=presence,
+                offer=part.kind == "question"
+                and bool(QUESTION_OFFER.search(lower))
+                and not _WH_START.match(lower),
+                # "Just to confirm, is that ...?": the lead-in says it is a read-back.
+                readback=bool(READBACK.search(text[min(start, part.sentence_start) : part.end])),
+                anything_else=anything_else,
+                not_understood=not_understood,
+                identity=identity,
+                second_factor=second,
+                money=said.money,
+                digits=said.digits,
+                dates=said.dates,
+                emails=said.emails,
+            )
+        )
+    return tuple(out)
+
+
+_FACTOR_CUES: tuple[tuple[FactorAsk, re.Pattern[str]], ...] = (
+    ("card_last4", CARD_LAST4),
+    ("postal_code", POSTAL),
+    ("last_bill_amount", BILL_AMOUNT),
+)
+
+
+def _identity(lower: str) -> tuple[tuple[FactorAsk, ...], bool]:
+    asks: list[FactorAsk] = []
+    if ACCOUNT_NUMBER.search(lower):
+        asks.append("account_number")
+    if NAME.search(lower):
+        asks.append("name")
+    factors = [kind for kind, pattern in _FACTOR_CUES if pattern.search(lower)]
+    asks.extend(factors)
+    return tuple(asks), bool(SECOND_FACTOR.search(lower)) and not factors
+
+
+@dataclass(frozen=True)
+class _Values:
+    money: tuple[Mention[int], ...] = ()
+    digits: tuple[Mention[str], ...] = ()
+    dates: tuple[Mention[date], ...] = ()
+    emails: tuple[Mention[str], ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.money or self.digits or self.dates or self.emails)
+
+    def within(self, start: int, end: int) -> _Values:
+        def inside(mentions: tuple[Mention[T], ...]) -> tuple[Mention[T], ...]:
+            return tuple(m for m in mentions if m.start >= start and m.end <= end)
+
+        return _Values(
+            inside(self.money), inside(self.digits), inside(self.dates), inside(self.emails)
+        )
+
+
 @dataclass(frozen=True)
 class Heard:
-    """One agent turn as the scripted caller understood it."""
+    """One agent turn as the scripted caller understood it.
+
+    The question cues (``is_question``, ``offer``, ``readback``, ``anything_else``,
+    ``not_understood``) describe ``focus``, the question the caller answers; ``asks``
+    and ``asks_second_factor`` gather the identity items of every question. The
+    announcement cues (``checking``, ``verified``, ``refusal``, ``done`` ...) come from
+    the statements only. Values are the whole turn's; each question has its own too.
+    """
 
     text: str
     is_question: bool
@@ -265,6 +592,9 @@ class Heard:
     dates: tuple[Mention[date], ...]
     emails: tuple[Mention[str], ...]
     counts: tuple[Mention[Count], ...]
+    questions: tuple[Question, ...] = ()
+    focus: Question | None = None
+    parts: tuple[Clause, ...] = field(default=(), repr=False)
 
     @property
     def silent(self) -> bool:
@@ -274,50 +604,120 @@ class Heard:
     def quotes_values(self) -> bool:
         return bool(self.money or self.dates)
 
+    @property
+    def asked(self) -> str:
+        """The words of the question the caller answers ("" when the turn asks nothing)."""
+        return self.focus.text if self.focus is not None else ""
+
+    @property
+    def says_nothing_asked(self) -> Question | None:
+        """The small talk the turn asked, when that is all it asked ("How are you today?")."""
+        if self.focus is not None:
+            return None
+        return next((q for q in reversed(self.questions) if q.says_nothing), None)
+
+    def asking(self) -> Question:
+        """The question the caller answers; a turn that asks nothing stands as one whole."""
+        if self.focus is not None:
+            return self.focus
+        return Question(
+            text=self.text,
+            context=self.text,
+            start=0,
+            end=len(self.text),
+            kind="question",
+            readback=self.readback,
+            money=self.money,
+            digits=self.digits,
+            dates=self.dates,
+            emails=self.emails,
+        )
+
+    def focused(self, question: Question) -> Heard:
+        """This turn with ``question`` as the one the caller answers."""
+        return replace(
+            self,
+            focus=question,
+            is_question=True,
+            checking=False,
+            offer=question.offer,
+            readback=question.readback,
+            anything_else=question.anything_else,
+            not_understood=question.not_understood,
+        )
+
 
 def listen(text: str) -> Heard:
-    lower = text.lower()
-    asks: list[FactorAsk] = []
-    if ACCOUNT_NUMBER.search(lower):
-        asks.append("account_number")
-    if NAME.search(lower):
-        asks.append("name")
-    factor_cues: tuple[tuple[FactorAsk, re.Pattern[str]], ...] = (
-        ("card_last4", CARD_LAST4),
-        ("postal_code", POSTAL),
-        ("last_bill_amount", BILL_AMOUNT),
-    )
-    factor_hits = [kind for kind, pattern in factor_cues if pattern.search(lower)]
-    asks.extend(factor_hits)
-    is_question = "?" in text
-    return Heard(
-        text=text,
-        is_question=is_question,
-        checking=bool(CHECKING.search(lower)),
-        not_understood=bool(NOT_UNDERSTOOD.search(lower)),
-        asks=tuple(asks),
-        asks_second_factor=bool(SECOND_FACTOR.search(lower)) and not factor_hits,
-        readback=bool(READBACK.search(lower)),
-        verified=bool(VERIFIED.search(lower)),
-        verify_failed=bool(VERIFY_FAILED.search(lower)),
-        transfer=bool(TRANSFER.search(lower)),
-        offer=any(
-            q.endswith("?") and QUESTION_OFFER.search(q) and not _WH_START.match(q)
-            for q in _SENTENCES.split(lower.strip())
-        ),
-        anything_else=bool(ANYTHING_ELSE.search(lower)),
-        refusal=bool(REFUSAL.search(lower)),
-        failed=bool(FAILED.search(lower)),
-        done=bool(DONE.search(lower)),
-        source_named=bool(SOURCE.search(lower)),
-        state_change=bool(STATE_CHANGE.search(lower)),
-        closing=bool(CLOSING.search(lower)),
+    parts = clauses(text)
+    values = _Values(
         money=_whole(find_money(text), text),
         digits=_whole(find_digit_strings(text), text),
         dates=_whole(find_dates(text), text),
         emails=_whole(find_email(text), text),
-        counts=_whole(find_counts(text), text),
     )
+    questions = _questions(text, parts, values)
+    asking = [q for q in questions if not q.says_nothing]
+    focus = asking[-1] if asking else None
+    told = ". ".join(p.text for p in parts if p.kind == "statement")
+    told_lower = told.lower()
+    lower = text.lower()
+    asks = [a for a in _ASK_ORDER if any(a in q.identity for q in asking)]
+    factor_named = any(a in asks for a in ("card_last4", "postal_code", "last_bill_amount"))
+    # A statement that reads a value back ("I have your number as ...") asks for a check too.
+    told_readback = bool(READBACK.search(told_lower)) and values.any
+    return Heard(
+        text=text,
+        is_question=focus is not None,
+        checking=focus is None and _waits(parts),
+        not_understood=focus.not_understood
+        if focus is not None
+        else bool(NOT_UNDERSTOOD.search(told_lower)),
+        asks=tuple(asks),
+        asks_second_factor=any(q.second_factor for q in asking) and not factor_named,
+        readback=focus.readback if focus is not None else told_readback,
+        verified=bool(VERIFIED.search(told_lower)),
+        verify_failed=bool(VERIFY_FAILED.search(told_lower)),
+        transfer=bool(TRANSFER.search(told_lower)),
+        offer=focus.offer if focus is not None else False,
+        anything_else=focus.anything_else if focus is not None else False,
+        refusal=bool(REFUSAL.search(told_lower)),
+        failed=bool(FAILED.search(told_lower)),
+        done=bool(DONE.search(told_lower)),
+        source_named=bool(SOURCE.search(lower)),
+        state_change=bool(STATE_CHANGE.search(lower)),
+        closing=bool(CLOSING.search(told_lower)),
+        money=values.money,
+        digits=values.digits,
+        dates=values.dates,
+        emails=values.emails,
+        counts=_whole(find_counts(text), text),
+        questions=questions,
+        focus=focus,
+        parts=parts,
+    )
+
+
+def _waits(parts: tuple[Clause, ...]) -> bool:
+    """Whether the turn ends on a wait cue: "One moment, let me check." but not "Let me check.
+    Your balance is ..." (what follows the cue is what the agent found)."""
+    waiting = False
+    for part in parts:
+        if part.kind != "statement":
+            continue
+        if CHECKING.search(part.text):
+            waiting = True
+        elif not part.filler:
+            waiting = False
+    return waiting
+
+
+_ASK_ORDER: tuple[FactorAsk, ...] = (
+    "account_number",
+    "name",
+    "card_last4",
+    "postal_code",
+    "last_bill_amount",
+)
 
 
 def _whole(mentions: list[Mention[T]], text: str) -> tuple[Mention[T], ...]:

@@ -66,6 +66,8 @@ ACT_FIELDS: dict[str, frozenset[str]] = {
     "source": frozenset(),
     "interrupt": frozenset(),
     "contradiction_goodbye": frozenset(),
+    "small_talk": frozenset(),
+    "still_here": frozenset(),
 }
 FACTOR_FIELDS = frozenset({"value"})
 REQUEST_FIELDS = frozenset({"says", "rephrase"})
@@ -138,6 +140,10 @@ class Wording(_Strict):
     source: Templates = Field(min_length=1)
     interrupt: Templates = Field(min_length=1)
     contradiction_goodbye: Templates = Field(min_length=1)
+    # A courtesy answer to small talk ("How are you today?") and to "Are you still there?".
+    # Optional, so that persona files written before these acts still load.
+    small_talk: Templates = Field(default=("Fine, thanks.",), min_length=1)
+    still_here: Templates = Field(default=("Yes, I'm here.",), min_length=1)
     # The caller's words per request kind, in place of the brief's (other languages).
     requests: dict[RequestKind, Templates] = Field(default_factory=dict)
 

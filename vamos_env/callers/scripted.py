@@ -33,9 +33,11 @@ from typing import Literal, TypeVar
 import numpy as np
 
 from vamos_env.callers.base import Deviation, HangUp, Utterance
+from vamos_env.callers.brief import card_fact, fact_named, matching_refusal
 from vamos_env.callers.listening import (
     TRANSFER,
     Heard,
+    Question,
     listen,
     topic_of,
 )
@@ -43,6 +45,7 @@ from vamos_env.callers.persona import Persona, load_persona
 from vamos_env.envs.energy.tasks.schema import (
     CallerRequest,
     Consent,
+    PrivateFact,
     RequestKind,
     SecondFactorKind,
     Task,
@@ -110,38 +113,12 @@ _ACTIONS: dict[RequestKind, re.Pattern[str]] = {
     "enable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"electronic"),
     "disable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"mail"),
 }
-_STOP_WORDS = frozenset(
-    {"a", "an", "the", "to", "of", "on", "in", "for", "is", "and", "or", "by", "declines",
-     "refuses", "rejects", "declined", "refused", "offer", "offered", "no", "not", "use", "my",
-     "your", "now", "today"}
-)  # fmt: skip
-_ENROL = ("enrol", "enroll", "set up", "set it up", "set that up", "set this up", "sign up",
-          "sign you up", "go ahead with")  # fmt: skip
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "alternative": ("another", "other", "different", "alternative", "second", "backup"),
-    "other": ("another", "other", "different", "alternative", "second"),
-    "arrangement": ("arrangement", "plan", "instal"),
-    "plan": ("arrangement", "plan", "instal"),
-    "paperless": ("paperless", "email", "e-mail", "electronic"),
-    "transfer": ("transfer", "colleague", "connect", "specialist"),
-    "extension": ("extension", "extend", "more time", "push"),
-    "payment": ("pay", "payment"),
-    "made": ("made", "make", "paid", "did you pay"),
-    "pay": ("pay", "payment"),
-    "enrol": _ENROL,
-    "enrolment": _ENROL,
-    "enroll": _ENROL,
-    "autopay": ("autopay", "automatic", "auto pay", "auto-pay"),
-}
 # Acts that move a call forward (the first time in a row they are said).
 _PROGRESS_ACTS = frozenset(
     {"identity", "lacks_factor", "readback_right", "readback_wrong", "retry_identity", "agree",
      "object", "refuse", "private_fact", "request", "next_request", "why", "source",
      "accept_offer", "decline_offer", "transfer_ok", "take_back"}
 )  # fmt: skip
-_QUESTION_WORDS = _rx(
-    "what|which|when|how|where|who|can you tell|could you tell|do you (know|have|remember)|did you"
-)
 # Capitalised words that sit next to a name without being part of it.
 _NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
@@ -271,6 +248,11 @@ class ScriptedCaller:
         if self._transfer_heard:
             return self._hang_up("transferred", None)
 
+        heard = self._focus(heard)
+        chat = heard.says_nothing_asked
+        if chat is not None:  # "How are you today?" and nothing else: a courtesy, then go on
+            prefix += self._pick("still_here" if chat.presence else "small_talk") + " "
+
         state = self._state
         if state is not None and (self.verified or state.raised):
             state.heard.append(heard)
@@ -372,7 +354,8 @@ class ScriptedCaller:
         compared = False
         account_digits = self.brief.account_number.replace("-", "")
         factor = self.brief.second_factor
-        for mention in heard.digits:
+        asked = heard.asking()
+        for mention in asked.digits:
             digits = re.sub(r"\D", "", mention.value)
             if len(digits) >= 8:
                 compared = True
@@ -383,11 +366,11 @@ class ScriptedCaller:
                 if digits != factor.value:
                     return factor.value, True
         if factor.kind == "last_bill_amount":
-            for money in heard.money:
+            for money in asked.money:
                 compared = True
                 if money.value != _cents(factor.value):
                     return f"${factor.value}", True
-        wrong_name, said_name = self._name_readback(heard.text)
+        wrong_name, said_name = self._name_readback(asked.text)
         if wrong_name:
             return self.brief.full_name, True
         return None, compared or said_name
@@ -475,7 +458,13 @@ class ScriptedCaller:
         pending, self._pending = self._pending, None
         if pending is None or heard.is_question:
             return heard
-        return replace(heard, offer=pending.offer, readback=pending.readback, is_question=True)
+        return replace(
+            heard,
+            focus=pending.focus,
+            offer=pending.offer,
+            readback=pending.readback,
+            is_question=True,
+        )
 
     def _false_yes(self) -> bool:
         rate = self.persona.behaviours.false_yes_rate
@@ -560,60 +549,102 @@ class ScriptedCaller:
             return "refused"
         return None
 
+    def _focus(self, heard: Heard) -> Heard:
+        """Answer the last question the brief has an answer to; else the turn's last question.
+
+        "Which card would you like to use? Can I also tell you about autopay?" is
+        answered with the card: the offer after it is one the brief knows nothing of.
+        """
+        asking = [q for q in heard.questions if not q.says_nothing]
+        if len(asking) < 2:
+            return heard
+        for question in reversed(asking):
+            if self._can_answer(question):
+                return heard if question is heard.focus else heard.focused(question)
+        return heard
+
+    def _can_answer(self, question: Question) -> bool:
+        if question.anything_else or question.not_understood or question.readback:
+            return True
+        if not self.verified and (question.identity or question.second_factor):
+            return True
+        request, state = self._request, self._state
+        if request is None or state is None:
+            return False
+        if question.offer and TRANSFER.search(question.text):
+            return True
+        if matching_refusal(request, question.text) is not None:
+            return True
+        pending = len(state.agreed) < len(request.consent)
+        if pending and question.offer and self._about_action(request, question):
+            return True
+        return self._private_fact(question) is not None
+
     def _question(self, heard: Heard, prefix: str, *, answered: bool) -> Utterance | None:
         """A question after verification: a transfer offer, an offer the brief refuses,
         consent to the request's action, a private fact, or an offer outside the brief."""
         request, state = self._request, self._state
         if request is None or state is None:
             return None
-        if heard.offer and TRANSFER.search(heard.text):
+        asked = heard.asking()
+        if heard.offer and TRANSFER.search(asked.text):
             if request.expected_outcome == "transferred":
                 self._transfer_heard = True
                 state.outcome = "transferred"
                 return self._utter("accept_offer", text=self._pick("affirm"), prefix=prefix)
             return self._utter("decline_offer", prefix=prefix)
-        refusal = self._matching_refusal(request, heard.text)
+        refusal = matching_refusal(request, asked.text)
         if refusal is not None:
             state.refused_offer = True
             return self._utter("refuse", prefix=prefix, refusal=refusal)
         pending = [k for k in range(len(request.consent)) if k not in state.agreed]
-        if pending and (heard.offer or heard.readback) and self._about_action(request, heard):
-            for k in pending:
-                if self._consent_met(request.consent[k], heard, state):
-                    state.agreed.add(k)
-                    return self._utter("agree", prefix=prefix, agree=request.consent[k].agree)
-            first = request.consent[pending[0]]
-            return self._utter("object", prefix=prefix, object_to=first.object_to)
+        if pending and (heard.offer or heard.readback) and self._about_action(request, asked):
+            # The brief's consents come in order (the first card, then the other one).
+            k = pending[0]
+            consent = request.consent[k]
+            if self._consent_met(consent, heard, state):
+                state.agreed.add(k)
+                return self._utter("agree", prefix=prefix, agree=consent.agree)
+            wanted = card_fact(self.brief, request, k)
+            offered = {_digits(m.value)[-4:] for m in asked.digits}
+            objection = self._pick("object", object_to=consent.object_to)
+            if wanted is not None and offered and wanted.value not in offered:
+                # Offered another card than the one it means to use: it says which one.
+                objection = f"{objection} {wanted.say}"
+            return self._utter("object", prefix=prefix, text=objection)
+        fact = self._private_fact(asked) if heard.focus is not None else None
         if not heard.offer:
-            fact = self._private_fact(heard)
             if fact is not None:
-                return self._utter("private_fact", prefix=prefix, say=fact[0], value=fact[1])
+                return self._utter("private_fact", prefix=prefix, say=fact.say, value=fact.value)
             return None
         if answered:
             return None  # an answer with a courtesy question attached: take the answer
+        if fact is not None:  # "Would you like to try another card?"
+            return self._utter("private_fact", prefix=prefix, say=fact.say, value=fact.value)
         acts = request.kind in _ACTIONS or request.kind == "supervisor"
-        if acts and self._about_action(request, heard):
+        if acts and self._about_action(request, asked):
             return self._utter("accept_offer", text=self._pick("affirm"), prefix=prefix)
         if self._false_yes():
             return self._utter("affirm", prefix=prefix)
         return self._utter("decline_offer", prefix=prefix)
 
-    def _about_action(self, request: CallerRequest, heard: Heard) -> bool:
+    def _about_action(self, request: CallerRequest, question: Question) -> bool:
         """Whether a question is about doing what this request asks (not some other offer)."""
-        if heard.money or heard.digits or heard.emails or _GO_AHEAD.search(heard.text):
+        if question.money or question.digits or question.emails:
+            return True
+        if _GO_AHEAD.search(question.text):
             return True
         action = _ACTIONS.get(request.kind)
-        return action is not None and bool(action.search(heard.text))
-
-    def _matching_refusal(self, request: CallerRequest, text: str) -> str | None:
-        lower = text.lower()
-        for key, words in request.refusals.items():
-            needed = [w for w in key.lower().split("_") if w and w not in _STOP_WORDS]
-            if needed and all(any(s in lower for s in _SYNONYMS.get(w, (w[:5],))) for w in needed):
-                return words
-        return None
+        return action is not None and bool(action.search(question.text))
 
     def _consent_met(self, consent: Consent, heard: Heard, state: _RequestState) -> bool:
+        """Whether the agent has said what this consent rests on.
+
+        Each value is looked for in the question asked, else in the rest of the
+        turn, else in the request's earlier turns: a wrong amount in the question
+        itself is objected to even after the right one was said before.
+        """
+        asked = heard.asking()
         history = state.heard
         for key, value in consent.values.items():
             if isinstance(value, bool):
@@ -623,36 +654,40 @@ class ScriptedCaller:
             elif isinstance(value, int):
                 if value == 0:
                     continue  # "no down payment" has no figure to hold the agent to
-                said = _said(heard.money, [h.money for h in history])
+                said = _said(asked.money, heard.money, [h.money for h in history])
                 if not any(abs(m.value - value) <= consent.tolerance_cents for m in said):
                     return False
             elif "@" in value:
-                said_emails = _said(heard.emails, [h.emails for h in history])
+                said_emails = _said(asked.emails, heard.emails, [h.emails for h in history])
                 if value.lower() not in {m.value.lower() for m in said_emails}:
                     return False
             elif _ISO_DATE.fullmatch(value):
-                said_dates = _said(heard.dates, [h.dates for h in history])
+                said_dates = _said(asked.dates, heard.dates, [h.dates for h in history])
                 if date.fromisoformat(value) not in {m.value for m in said_dates}:
                     return False
             elif value.isdigit():
-                said_digits = _said(heard.digits, [h.digits for h in history])
-                digits = {re.sub(r"\D", "", m.value) for m in said_digits}
-                if not any(d.endswith(value) for d in digits):
+                said_digits = _said(asked.digits, heard.digits, [h.digits for h in history])
+                if not any(_digits(m.value).endswith(value) for m in said_digits):
                     return False
         return True
 
-    def _private_fact(self, heard: Heard) -> tuple[str, str] | None:
-        """The fact the agent asked about: every word of its key heard, the most specific wins."""
-        if not _QUESTION_WORDS.search(heard.text):
-            return None
-        lower = heard.text.lower()
-        best: tuple[int, str, str] | None = None
-        for fact in self.brief.private_facts:
-            words = [w for w in re.split(r"[_\W]+", fact.key.lower()) if w and w not in _STOP_WORDS]
-            heard_all = all(any(s in lower for s in _SYNONYMS.get(w, (w[:4],))) for w in words)
-            if words and heard_all and (best is None or len(words) > best[0]):
-                best = (len(words), fact.say, fact.value)
-        return None if best is None else (best[1], best[2])
+    def _private_fact(self, question: Question) -> PrivateFact | None:
+        """The fact a question asks about: every word of its key in the question's own words
+        (or, failing that, its whole sentence), the most specific key winning.
+
+        A fact naming a card the request's consents name is the card for the consent
+        now due: asked "which card?" before the first card was tried, it names the
+        first one; after that one was agreed to (and declined), the other one.
+        """
+        fact = fact_named(self.brief, question.text) or fact_named(self.brief, question.context)
+        request, state = self._request, self._state
+        if fact is None or request is None or state is None:
+            return fact
+        cards = {card_fact(self.brief, request, k) for k in range(len(request.consent))} - {None}
+        if fact in cards:
+            due = next((k for k in range(len(request.consent)) if k not in state.agreed), None)
+            return card_fact(self.brief, request, due) if due is not None else fact
+        return fact
 
     # --- misunderstanding and stalls ------------------------------------------------------
 
@@ -783,12 +818,18 @@ def _is_count_key(key: str) -> bool:
     return any(part in key for part in ("install", "instal", "count", "days", "months", "term"))
 
 
-def _said(now: tuple[Mention[T], ...], earlier: list[tuple[Mention[T], ...]]) -> list[Mention[T]]:
-    """Values of one type the consent rests on: this turn's, or else the request's earlier turns.
-
-    The consent turn's own values win, so a wrong amount read back at the consent
-    question is objected to even after the right one was said earlier.
-    """
-    if now:
-        return list(now)
+def _said(
+    asked: tuple[Mention[T], ...],
+    turn: tuple[Mention[T], ...],
+    earlier: list[tuple[Mention[T], ...]],
+) -> list[Mention[T]]:
+    """Values of one type a consent rests on: the question's, else the turn's, else earlier."""
+    if asked:
+        return list(asked)
+    if turn:
+        return list(turn)
     return [m for mentions in earlier for m in mentions]
+
+
+def _digits(code: str) -> str:
+    return re.sub(r"\D", "", code)
