@@ -29,7 +29,7 @@ process, and clearing ``analyse``'s cache clears every finder's result with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeVar
 
@@ -77,16 +77,35 @@ class Atom:
     and_tail: int = 0
 
 
-@dataclass(frozen=True, slots=True)
 class Analysis:
-    text: str
-    tokens: tuple[Token, ...]
-    atoms: tuple[Atom, ...]
-    atom_starting: dict[int, int]  # token index -> index into atoms
-    atom_ending: dict[int, int]  # token index just after an atom -> index into atoms
-    norms: tuple[str, ...] = ()  # tokens[k].norm, for the finders' hot loops
-    # Each finder's result for this text, keyed by the finder and its options.
-    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+    """A text's tokens, its atoms (found when first asked for) and every finder's result."""
+
+    __slots__ = ("_atoms", "_ending", "_starting", "memo", "norms", "text", "tokens")
+
+    def __init__(self, text: str, tokens: tuple[Token, ...]) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.norms: tuple[str, ...] = tuple(t.norm for t in tokens)  # for hot loops
+        # Each finder's result for this text, keyed by the finder and its options.
+        self.memo: dict[object, object] = {}
+        self._atoms: tuple[Atom, ...] | None = None
+        self._starting: dict[int, int] = {}
+        self._ending: dict[int, int] = {}
+
+    @property
+    def atoms(self) -> tuple[Atom, ...]:
+        if self._atoms is None:
+            self._atoms = _atoms(self.tokens)
+            self._starting = {atom.first: k for k, atom in enumerate(self._atoms)}
+            self._ending = {atom.last: k for k, atom in enumerate(self._atoms)}
+        return self._atoms
+
+    @property
+    def atom_starting(self) -> dict[int, int]:
+        """Token index -> index into ``atoms`` of the atom starting there."""
+        if self._atoms is None:
+            self.atoms  # noqa: B018 - builds the index
+        return self._starting
 
     def remember(self, key: object, compute: Callable[[], R]) -> R:
         """``compute()``, once per text and key: the finders share one parse of a text."""
@@ -102,13 +121,15 @@ class Analysis:
 
     def atom_at(self, token_index: int) -> Atom | None:
         """The atom starting at this token."""
-        k = self.atom_starting.get(token_index)
-        return None if k is None else self.atoms[k]
+        atoms = self.atoms
+        k = self._starting.get(token_index)
+        return None if k is None else atoms[k]
 
     def atom_before(self, token_index: int) -> Atom | None:
         """The atom ending just before this token."""
-        k = self.atom_ending.get(token_index)
-        return None if k is None else self.atoms[k]
+        atoms = self.atoms
+        k = self._ending.get(token_index)
+        return None if k is None else atoms[k]
 
     def span(self, first: int, last: int) -> tuple[int, int]:
         """Character span of tokens ``first`` .. ``last - 1``."""
@@ -117,27 +138,40 @@ class Analysis:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def analyse(text: str) -> Analysis:
-    tokens = tokenize(text)
-    words = [t.norm if t.kind == "word" else "" for t in tokens]
-    atoms: list[Atom] = []
-    i = 0
-    while i < len(tokens):
-        atom = _atom_at(tokens, words, i, atoms)
-        if atom is None:
-            i += 1
-            continue
-        atoms.append(atom)
-        i = atom.last
-    starting = {atom.first: k for k, atom in enumerate(atoms)}
-    ending = {atom.last: k for k, atom in enumerate(atoms)}
-    norms = tuple(t.norm for t in tokens)
-    return Analysis(text, tokens, tuple(atoms), starting, ending, norms)
+    """The analysis of ``text``, shared by every caller in the process (a bounded LRU)."""
+    return Analysis(text, tokenize(text))
 
 
 def normalised(text: str) -> str:
     """``tokens.normalise(text)``, computed once per text with its analysis."""
     a = analyse(text)
     return a.remember("normalise", lambda: " ".join(t.norm for t in a.tokens if t.kind != "punct"))
+
+
+# Tokens that can begin an atom; every other word is skipped without a look.
+_ATOM_WORDS = frozenset({*_STARTERS, "oh", *_REPEATS})
+
+
+def _atoms(tokens: tuple[Token, ...]) -> tuple[Atom, ...]:
+    words = [t.norm if t.kind == "word" else "" for t in tokens]
+    atoms: list[Atom] = []
+    i = 0
+    n = len(tokens)
+    while i < n:
+        token = tokens[i]
+        if (token.kind == "word" and token.norm not in _ATOM_WORDS) or token.kind in _NO_ATOM:
+            i += 1
+            continue
+        atom = _atom_at(tokens, words, i, atoms)
+        if atom is None:
+            i += 1
+            continue
+        atoms.append(atom)
+        i = atom.last
+    return tuple(atoms)
+
+
+_NO_ATOM = frozenset({"sym", "punct"})
 
 
 def _atom_at(tokens: tuple[Token, ...], words: list[str], i: int, done: list[Atom]) -> Atom | None:

@@ -19,25 +19,26 @@ Normalisation decisions, made once here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 TokenKind = Literal["word", "num", "ordnum", "sym", "punct"]
 
+# Words first (most tokens are words); no IGNORECASE (it slows every match): only the
+# ordinal suffix has letters to match in either case.
 _TOKEN = re.compile(
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?![\d])(?:\.\d+)?|\d+(?:\.\d+)?)(?P<suffix>st|nd|rd|th)?"
-    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)"
-    r"|(?P<sym>\S)",
-    re.IGNORECASE,
+    r"(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)"
+    r"|(?P<num>\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<suffix>[sS][tT]|[nN][dD]|[rR][dD]|[tT][hH])?"
+    r"|(?P<sym>\S)"
 )
 _SYMBOL_NORMS = {
     "$": "$", "¢": "cents", "@": "at", "_": "underscore", "&": "and", "/": "/", "+": "plus",
 }  # fmt: skip
-_ORDINAL_SUFFIXES = {"st", "nd", "rd", "th"}
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One word, numeral or symbol: a tuple, as there are tens of them in every turn."""
+
     norm: str  # normalised form: "sixty", "1234.56", "$", "dash", "dot", ","
     start: int  # character offsets into the original text
     end: int
@@ -46,25 +47,23 @@ class Token:
 
 def tokenize(text: str) -> tuple[Token, ...]:
     out: list[Token] = []
+    append = out.append
     for match in _TOKEN.finditer(text):
+        group = match.lastgroup
         start, end = match.span()
-        if match.group("num") is not None:
+        if group == "word":
+            append(Token(match.group().lower().replace("’", "'"), start, end, "word"))
+        elif group == "sym":
+            token = _symbol(text, match.group(), start)
+            if token is not None:
+                append(token)
+        else:  # a numeral, with an ordinal suffix ("suffix") or without ("num")
             digits = match.group("num").replace(",", "")
-            suffix = (match.group("suffix") or "").lower()
-            if suffix in _ORDINAL_SUFFIXES and "." not in digits:
-                out.append(Token(digits, start, end, "ordnum"))
+            if group == "suffix" and "." not in digits:
+                append(Token(digits, start, end, "ordnum"))
             else:
                 # "1.5th" is not a thing: keep the number, drop the letters.
-                numeral_end = match.end("num")
-                out.append(Token(digits, start, numeral_end, "num"))
-            continue
-        word = match.group("word")
-        if word is not None:
-            out.append(Token(word.lower().replace("’", "'"), start, end, "word"))
-            continue
-        token = _symbol(text, match.group("sym"), start)
-        if token is not None:
-            out.append(token)
+                append(Token(digits, start, match.end("num"), "num"))
     return tuple(out)
 
 
