@@ -20,18 +20,28 @@ The diff speaks in business events (``LedgerChange``):
   tool of the energy domain makes, so the cross-check always flags it.
 
 ``AccountData`` is the account's own data as the ledger held it at reset: what the agent
-must not reveal before verification (name, email, phone, addresses, postal code, card
-last fours, meter numbers, bill amounts, balances and arrangement figures).
+must not reveal before verification (every fact a read tool could give: see the class).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vamos_env.envs.energy.policy import (
+    MIN_INSTALLMENTS,
+    AccountFacts,
+    BillFacts,
+    arrangement_eligibility,
+    arrears,
+    down_payment_cents,
+    max_installments,
+    requires_down_payment,
+    split_installments,
+)
 from vamos_env.twins.fineract.state import REPAYMENT, FineractState, Loan
 from vamos_env.twins.snapshot import Twins
 from vamos_env.twins.stripe import StripeState
@@ -63,7 +73,19 @@ class LedgerChange(_Model):
 
 
 class AccountData(_Model):
-    """The task account's data a grader can know, taken from the ledger at reset."""
+    """The task account's data a grader can know, taken from the ledger at reset.
+
+    What the read tools could tell about the account: who (name, email, phone, mailing and
+    service addresses, postal code, the third-party supplier, income and household size),
+    its cards (last fours), its ids (``codes``: account number, bill numbers and ids,
+    premise ids, the loan-engine ids; meter numbers), and its figures, each with what it
+    is: ``amounts`` in cents (balances, every bill's total, owed and paid amount, every
+    line item and charge subtotal, the difference of any two bills, the arrangement's
+    balances, instalments and payments, and every quote the account could be given),
+    ``rates`` in cents per kWh, ``kwh`` (per reading and per bill), and ``dates`` (bill,
+    due, paid, service period and meter read dates, the arrangement's dates, the medical
+    certificate, a prior default, the last extension, service start).
+    """
 
     account_number: str
     customer_id: str = ""
@@ -76,8 +98,19 @@ class AccountData(_Model):
     card_last4s: list[str] = Field(default_factory=list)
     meter_numbers: list[str] = Field(default_factory=list)
     service_addresses: list[str] = Field(default_factory=list)
-    # Bill totals and remaining amounts, balances (open, past due) and arrangement figures.
-    amounts_cents: list[int] = Field(default_factory=list)
+    supplier: str = ""  # a third-party supplier's name; empty on default service
+    income_fpl_pct: int | None = None
+    household_size: int | None = None
+    days_past_due: int = 0
+    amounts: dict[int, str] = Field(default_factory=dict)  # cents -> what it is
+    rates: dict[str, str] = Field(default_factory=dict)  # cents per kWh, as written -> what
+    kwh: dict[int, str] = Field(default_factory=dict)
+    dates: dict[str, str] = Field(default_factory=dict)  # ISO date -> what
+    codes: dict[str, str] = Field(default_factory=dict)  # id as written -> what
+
+    @property
+    def amounts_cents(self) -> list[int]:
+        return sorted(self.amounts)
 
 
 class LedgerDiff(_Model):
@@ -310,9 +343,22 @@ def _repaid_status_change(old: Loan, new: Loan) -> bool:
 
 # --- account data --------------------------------------------------------------------------
 
+_CHARGE_LABELS = {
+    "supply": "supply charge",
+    "delivery": "delivery charge",
+    "customer_charge": "customer charge",
+    "tax": "tax",
+}
+
 
 def account_data(twins: Twins, account_number: str) -> AccountData | None:
-    """The account's data as the ledger holds it (read from the pristine clone at reset)."""
+    """The account's data as the ledger holds it (read from the pristine clone at reset).
+
+    Everything a read tool can tell about the account, taken from the services' records
+    with the policy's own rules where a figure is computed (arrears, arrangement quotes):
+    see ``AccountData``. Clones share the snapshot's records, so the result is cached on
+    the identity of the records it was read from.
+    """
     billing = twins.billing.state
     customer = next(
         (
@@ -325,62 +371,223 @@ def account_data(twins: Twins, account_number: str) -> AccountData | None:
     if customer is None:
         return None
     cid = str(customer["id"])
-    address = customer.get("address") or {}
-    cards = sorted(
-        {
-            str(pm["card"]["last4"])
-            for pm in billing.payment_methods.values()
-            if pm.get("customer") == cid and pm.get("card")
-        }
+    invoices = [
+        i
+        for i in billing.invoices.values()
+        if i["customer"] == cid and i["status"] not in ("draft", "void")
+    ]
+    cards = [pm for pm in billing.payment_methods.values() if pm.get("customer") == cid]
+    subscriptions = [s for s in billing.subscriptions.values() if s.get("customer") == cid]
+    loan = _arrangement_loan(twins.loans.state, customer)
+    records: tuple[object, ...] = (customer, *invoices, *cards, *subscriptions, loan)
+    key = (account_number, billing.now, tuple(id(r) for r in records))
+    cached = _ACCOUNT_CACHE.get(key)
+    if cached is not None:
+        return cached[1]
+    data = _read_account(
+        account_number, billing.now, customer, invoices, cards, subscriptions, loan
     )
-    amounts: set[int] = set()
-    open_total = past_due = 0
-    today = datetime.fromtimestamp(billing.now, UTC).date()
-    for invoice in billing.invoices.values():
-        if invoice["customer"] != cid or invoice["status"] in ("draft", "void"):
-            continue
-        amounts.add(int(invoice["total"]))
-        remaining = int(invoice["amount_remaining"])
-        if invoice["status"] == "open" and remaining > 0:
-            amounts.add(remaining)
-            open_total += remaining
-            due = invoice.get("due_date")
-            if due is not None and datetime.fromtimestamp(int(due), UTC).date() < today:
-                past_due += remaining
-    amounts.update(a for a in (open_total, past_due) if a > 0)
-    amounts.update(_arrangement_amounts(twins.loans.state, customer))
+    if len(_ACCOUNT_CACHE) >= _ACCOUNT_CACHE_SIZE:
+        _ACCOUNT_CACHE.pop(next(iter(_ACCOUNT_CACHE)))
+    # The records are kept with the entry so that their ids cannot be reused by others.
+    _ACCOUNT_CACHE[key] = (records, data)
+    return data
+
+
+_ACCOUNT_CACHE_SIZE = 256
+_ACCOUNT_CACHE: dict[tuple[object, ...], tuple[tuple[object, ...], AccountData]] = {}
+
+
+class _Facts:
+    """Collects account figures by kind; the first description given for a value stays."""
+
+    def __init__(self) -> None:
+        self.amounts: dict[int, str] = {}
+        self.rates: dict[str, str] = {}
+        self.kwh: dict[int, str] = {}
+        self.dates: dict[str, str] = {}
+        self.codes: dict[str, str] = {}
+
+    def amount(self, cents: int | None, what: str) -> None:
+        if cents is not None and cents > 0:
+            self.amounts.setdefault(int(cents), what)
+
+    def date(self, day: date | None, what: str) -> None:
+        if day is not None:
+            self.dates.setdefault(day.isoformat(), what)
+
+    def code(self, value: str | None, what: str) -> None:
+        if value:
+            self.codes.setdefault(str(value), what)
+
+
+def _read_account(
+    account_number: str,
+    now: int,
+    customer: Mapping[str, Any],
+    invoices: list[Mapping[str, Any]],
+    cards: list[Mapping[str, Any]],
+    subscriptions: list[Mapping[str, Any]],
+    loan: Loan | None,
+) -> AccountData:
+    metadata: Mapping[str, Any] = customer.get("metadata") or {}
+    address = customer.get("address") or {}
+    today = datetime.fromtimestamp(now, UTC).date()
+    facts = _Facts()
+    facts.code(account_number, "the account number")
+
+    pairs = sorted(
+        ((i, BillFacts.from_stripe_invoice(i)) for i in invoices),
+        key=lambda p: (int(p[0]["created"]), str(p[0]["id"])),
+    )
+    bills = [bill for _, bill in pairs]
+    owed = arrears(bills, today)
+    facts.amount(owed.past_due_cents, "the past-due amount")
+    facts.amount(owed.open_balance_cents, "the open balance")
+    for invoice, bill in pairs:
+        _bill_facts(facts, invoice, bill)
+    for k, older in enumerate(bills):
+        for newer in bills[k + 1 :]:
+            facts.amount(abs(newer.total_cents - older.total_cents), "the difference of two bills")
+
+    account_facts = AccountFacts.from_customer_metadata(
+        {str(k): str(v) for k, v in metadata.items()},
+        past_due_cents=owed.past_due_cents,
+        days_past_due=owed.days_past_due,
+        open_balance_cents=owed.open_balance_cents,
+        arrangement_active=loan is not None and loan.status_id == _LOAN_ACTIVE,
+    )
+    if loan is not None:
+        _loan_facts(facts, loan, today)
+    _quote_facts(facts, account_facts, today)
+    facts.date(account_facts.medical_certificate_until, "the medical certificate's date")
+    facts.date(account_facts.prior_arrangement_default_on, "the date of an arrangement default")
+    facts.date(account_facts.last_extension_on, "the date of the last due-date extension")
+
     meters, services = [], []
-    for sub in billing.subscriptions.values():
-        if sub.get("customer") == cid:
-            meta = sub.get("metadata") or {}
-            if meta.get("meter_number"):
-                meters.append(str(meta["meter_number"]))
-            if meta.get("service_address"):
-                services.append(str(meta["service_address"]))
+    for sub in subscriptions:
+        meta = sub.get("metadata") or {}
+        if meta.get("meter_number"):
+            meters.append(str(meta["meter_number"]))
+        if meta.get("service_address"):
+            services.append(str(meta["service_address"]))
+        facts.code(meta.get("premise_id"), "a premise id")
+        if sub.get("start_date"):
+            facts.date(_day(sub["start_date"]), "a service start date")
+    facts.code(metadata.get("fineract_client_id"), "the loan-engine client id")
+    facts.code(metadata.get("arrangement_id"), "the arrangement's id")
+    supplier = str(metadata.get("supplier") or "")
     return AccountData(
         account_number=account_number,
-        customer_id=cid,
+        customer_id=str(customer["id"]),
         name=str(customer.get("name") or ""),
         email=str(customer.get("email") or ""),
         phone=str(customer.get("phone") or ""),
         address_line1=str(address.get("line1") or ""),
         city=str(address.get("city") or ""),
         postal_code=str(address.get("postal_code") or ""),
-        card_last4s=cards,
+        card_last4s=sorted({str(pm["card"]["last4"]) for pm in cards if pm.get("card")}),
         meter_numbers=sorted(set(meters)),
         service_addresses=sorted(set(services)),
-        amounts_cents=sorted(a for a in amounts if a > 0),
+        supplier=supplier if metadata.get("supplier_type") == "retail_choice" else "",
+        income_fpl_pct=account_facts.income_fpl_pct,
+        household_size=account_facts.household_size,
+        days_past_due=owed.days_past_due,
+        amounts=dict(sorted(facts.amounts.items())),
+        rates=dict(sorted(facts.rates.items())),
+        kwh=dict(sorted(facts.kwh.items())),
+        dates=dict(sorted(facts.dates.items())),
+        codes=dict(sorted(facts.codes.items())),
     )
 
 
-def _arrangement_amounts(loans: FineractState, customer: Mapping[str, Any]) -> set[int]:
+def _day(timestamp: Any) -> date:
+    return datetime.fromtimestamp(int(timestamp), UTC).date()
+
+
+def _bill_facts(facts: _Facts, invoice: Mapping[str, Any], bill: BillFacts) -> None:
+    """A bill's figures as list_bills, get_bill, explain_bill and the history give them."""
+    on = bill.bill_date.isoformat()
+    facts.amount(bill.total_cents, f"the total of the bill of {on}")
+    if bill.status == "open":
+        facts.amount(bill.remaining_cents, f"what is owed on the bill of {on}")
+    facts.amount(int(invoice.get("amount_paid") or 0), f"the amount paid on the bill of {on}")
+    facts.date(bill.bill_date, "a bill date")
+    facts.date(bill.due_date, f"the due date of the bill of {on}")
+    paid_at = (invoice.get("status_transitions") or {}).get("paid_at")
+    if paid_at:
+        facts.date(_day(paid_at), f"the date the bill of {on} was paid")
+    facts.code(invoice.get("number"), "a bill number")
+    facts.code(invoice.get("id"), "a bill id")
+    by_type: dict[str, int] = {}
+    per_reading: dict[tuple[str | None, date | None, date | None], int] = {}
+    for line in bill.lines:
+        label = _CHARGE_LABELS.get(line.charge_type, line.charge_type)
+        facts.amount(line.amount_cents, f"the {label} on the bill of {on}")
+        by_type[line.charge_type] = by_type.get(line.charge_type, 0) + line.amount_cents
+        facts.date(line.period_start, "a service period date")
+        facts.date(line.period_end, "a service period date")
+        facts.date(line.read_start, "a meter read date")
+        facts.date(line.read_end, "a meter read date")
+        if line.rate_cents_per_kwh is not None:
+            facts.rates.setdefault(
+                str(line.rate_cents_per_kwh), f"the {label} rate on the bill of {on}"
+            )
+        if line.kwh is not None and line.kwh > 0:
+            facts.kwh.setdefault(line.kwh, f"a meter reading's kWh on the bill of {on}")
+            per_reading[(line.meter, line.read_start, line.read_end)] = line.kwh
+    for charge_type, cents in by_type.items():
+        label = _CHARGE_LABELS.get(charge_type, charge_type)
+        facts.amount(cents, f"the {label}s on the bill of {on}")
+    facts.amount(
+        by_type.get("supply", 0) + by_type.get("delivery", 0), f"the energy charges of {on}"
+    )
+    if per_reading:
+        facts.kwh.setdefault(sum(per_reading.values()), f"the kWh of the bill of {on}")
+
+
+def _arrangement_loan(loans: FineractState, customer: Mapping[str, Any]) -> Loan | None:
     loan_ref = (customer.get("metadata") or {}).get("arrangement_id")
     if not loan_ref or not str(loan_ref).isdigit():
-        return set()
-    loan = loans.loans.get(int(loan_ref))
-    if loan is None:
-        return set()
-    out = {loan.approved_principal_cents, loan.principal_outstanding_cents}
-    out.update(i.principal_cents for i in loan.installments)
-    out.update(i.outstanding_cents for i in loan.installments if i.outstanding_cents > 0)
-    return out
+        return None
+    return loans.loans.get(int(loan_ref))
+
+
+_LOAN_ACTIVE = 300
+
+
+def _loan_facts(facts: _Facts, loan: Loan, today: date) -> None:
+    """The arrangement's figures as get_payment_arrangement and the history give them."""
+    facts.amount(loan.principal_outstanding_cents, "the arrangement's outstanding balance")
+    facts.amount(loan.approved_principal_cents, "the arrangement's original amount")
+    overdue = 0
+    for installment in loan.installments:
+        facts.amount(installment.principal_cents, "an arrangement instalment")
+        facts.amount(installment.outstanding_cents, "what is left of an arrangement instalment")
+        facts.date(installment.due_date, "an arrangement instalment's due date")
+        facts.date(installment.obligations_met_on, "the date an instalment was paid")
+        if installment.outstanding_cents > 0 and installment.due_date < today:
+            overdue += installment.outstanding_cents
+    facts.amount(overdue, "the overdue arrangement instalments")
+    facts.date(loan.disbursed_on or loan.approved_on, "the date the arrangement began")
+    for transaction in loan.transactions:
+        if transaction.type_id == REPAYMENT:
+            facts.amount(transaction.amount_cents, "an arrangement payment")
+            facts.date(transaction.on, "the date of an arrangement payment")
+
+
+def _quote_facts(facts: _Facts, account: AccountFacts, today: date) -> None:
+    """What quote_payment_arrangement says for every term the account may choose."""
+    if arrangement_eligibility(account).kind != "eligible":
+        return
+    financed = account.past_due_cents
+    if requires_down_payment(account, today):
+        down = down_payment_cents(account.past_due_cents)
+        facts.amount(down, "the quoted down payment")
+        financed -= down
+        facts.amount(financed, "the quoted amount to finance")
+    for installments in range(MIN_INSTALLMENTS, max_installments(account.income_fpl_pct) + 1):
+        first, *rest = split_installments(financed, installments)
+        facts.amount(first, f"the first instalment of a {installments}-month quote")
+        if rest:
+            facts.amount(rest[0], f"the monthly instalment of a {installments}-month quote")
