@@ -9,6 +9,7 @@ the other side heard. Everything is escaped; the page needs no script and no net
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html import escape
@@ -38,9 +39,19 @@ text-align:left;vertical-align:top} th{background:#f1f3f6}
 _TURNS = re.compile(r"\bturns? (\d+)(?:\s*-\s*(\d+))?")
 
 
+MAX_PAGE_STEM = 120  # characters; file systems refuse names over 255 bytes
+
+
 def page_name(key: str) -> str:
-    """The file name of a call's page (keys hold ``/``; names do not)."""
-    return key.replace("/", "__") + ".html"
+    """The file name of a call's page: the key with ``/`` as ``__``. A key too long for a
+    file name (a valid 250-character task id), or with characters a file name should not
+    hold, is cut and given a hash suffix, so names stay unique and bounded."""
+    stem = key.replace("/", "__")
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", stem)
+    if safe != stem or len(safe) > MAX_PAGE_STEM:
+        digest = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:16]
+        safe = f"{safe[:MAX_PAGE_STEM]}-{digest}"
+    return safe + ".html"
 
 
 def _failing(record: CallRecord) -> list[tuple[str, CheckResult]]:

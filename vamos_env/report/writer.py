@@ -6,12 +6,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from vamos_env.grading.llm import load_prices
 from vamos_env.report.metrics import RunMetrics, compute_metrics
 from vamos_env.report.page import render_report, render_summary
 from vamos_env.report.plots import run_figures
 from vamos_env.report.transcript import page_name, render_call
-from vamos_env.runner.evaluate import read_manifest
+from vamos_env.runner.evaluate import RESULTS_FILE, read_manifest
+from vamos_env.runner.preflight import read_prices
 from vamos_env.runner.store import read_store
 
 
@@ -33,13 +33,28 @@ def _write(path: Path, text: str) -> None:
 def write_report(
     run: str | Path, *, prices: str | Path | None = None, title: str | None = None
 ) -> ReportFiles:
-    """Read ``run/results.jsonl`` and write the report files into ``run``."""
+    """Read ``run/results.jsonl`` and write the report files into ``run``.
+
+    ``run`` is the run folder; its ``results.jsonl`` named directly is taken to mean the
+    folder that holds it."""
     run = Path(run)
+    if run.is_file() and run.name == RESULTS_FILE:
+        run = run.parent
+    elif run.is_file():
+        raise ValueError(
+            f"{run}: expected a run folder (runs/NAME, holding {RESULTS_FILE}), got a file"
+        )
+    elif not run.exists():
+        raise ValueError(f"{run}: expected a run folder (runs/NAME), got no such folder")
+    elif not (run / RESULTS_FILE).exists():
+        raise ValueError(
+            f"{run}: expected a run folder holding {RESULTS_FILE}, got a folder without one"
+        )
     records = read_store(run)
     if not records:
         raise ValueError(f"{run}: the results store holds no calls yet")
     manifest = read_manifest(run)
-    metrics = compute_metrics(records, prices=load_prices(prices) if prices else None)
+    metrics = compute_metrics(records, prices=read_prices(prices) if prices else None)
     heading = title or f"vamos-env evaluation: {run.name}"
     calls = run / "calls"
     calls.mkdir(exist_ok=True)

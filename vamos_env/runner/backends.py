@@ -220,6 +220,35 @@ def _runtime_env() -> dict[str, Any]:
     return {"runtime_env": {"env_vars": env}} if env else {}
 
 
+def cluster_error(address: str, exc: BaseException) -> ValueError:
+    """Why ``ray.init(address=...)`` failed, in one line that says what to do."""
+    text = " ".join(str(exc).split())[:400]
+    lowered = f"{type(exc).__name__} {text}".lower()
+    if "version mismatch" in lowered:
+        advice = "expected the same Ray and Python versions as the cluster's nodes"
+    elif "authentication" in lowered or "auth_token" in lowered or "token" in lowered:
+        advice = (
+            "the cluster refused this driver's token: set RAY_AUTH_MODE=token and the head's "
+            "token (RAY_AUTH_TOKEN, or ~/.ray/auth_token) in this shell"
+        )
+    elif os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        advice = (
+            "a head started by Ray 2.60 or later uses token authentication: set "
+            "RAY_AUTH_MODE=token (and the head's RAY_AUTH_TOKEN, or ~/.ray/auth_token) in this "
+            "shell, as for every `ray start`"
+        )
+    else:
+        advice = (
+            "check the head is up (ray status --address ADDRESS) and that this shell's token "
+            "is the head's; on one machine use 127.0.0.2, not 127.0.0.1 (Ray replaces "
+            "127.0.0.1 by the machine's own address)"
+        )
+    return ValueError(
+        f"--address: cannot join the Ray cluster at {address} ({type(exc).__name__}: {text}); "
+        f"{advice}; see docs/evaluation.md, 'A Ray cluster'"
+    )
+
+
 class RayBackend:
     """Runs calls on Ray: batches of offline calls as tasks, async calls on actors."""
 
@@ -245,7 +274,12 @@ class RayBackend:
 
         if not ray.is_initialized():
             if self.address:
-                ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                try:
+                    ray.init(
+                        address=self.address, log_to_driver=False, logging_level=logging.WARNING
+                    )
+                except Exception as exc:
+                    raise cluster_error(self.address, exc) from None
             else:
                 ray.init(
                     num_cpus=self.num_cpus,
@@ -254,6 +288,10 @@ class RayBackend:
                     logging_level=logging.WARNING,
                 )
         return ray
+
+    def connect(self) -> None:
+        """Start or join Ray now (a ``ValueError`` saying what is wrong when it cannot)."""
+        self._init()
 
     def cpus(self) -> int:
         ray = self._init()

@@ -226,6 +226,7 @@ def evaluate(config: EvalConfig) -> EvalSummary:
                     max_concurrency=config.max_concurrency,
                     batch_size=config.batch_size,
                 )
+                backend.connect()  # a cluster that cannot be joined fails before any call
             backend.run(todo, by_name, selection.task_set, settings, sink)
             summary.async_stats = backend.async_stats
             summary.batches = getattr(backend, "batches", 0)
