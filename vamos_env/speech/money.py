@@ -72,7 +72,7 @@ from typing import Literal
 from vamos_env.speech.dates import date_token_ranges
 from vamos_env.speech.mention import Mention
 from vamos_env.speech.numbers import Analysis, Atom, analyse, atoms_from, two_digit
-from vamos_env.speech.vocabulary import COUNT_MODIFIERS, COUNTED_NOUNS
+from vamos_env.speech.vocabulary import COUNT_MODIFIERS, COUNTED_NOUNS, SCALES
 
 AmountForm = Literal["whole", "paired", "decimal", "dollars_and_cents"]
 
@@ -137,8 +137,8 @@ _EVEN_STARTS = frozenset(
         "before", "now", "then", "just",
     }
 )  # fmt: skip
-# "the one", "that one", "each one": a pronoun, not one dollar.
-_DETERMINERS = frozenset({"the", "that", "this", "which", "each", "every", "any", "another", "no"})
+# "the last four", "the first two", "all three": counting, not an amount.
+_COUNTING_WORDS = frozenset({"last", "first", "next", "other", "all", "both", "those", "these"})
 _KWH_WORDS = frozenset({"kwh", "kilowatt", "kilowatts"})
 _PER_WORDS = frozenset({"per", "a", "an", "each", "every", "/"})
 _PHONE_SHAPES = frozenset({(3, 3, 4), (3, 4), (1, 3, 3, 4)})
@@ -242,6 +242,15 @@ def _figure(groups: Sequence[_Group]) -> _Figure | None:
     return None
 
 
+def _scaled_cents(a: Analysis, numeral: str, k: int) -> int | None:
+    """ "1.2" before "million" at token ``k``: the amount in cents, if it is whole cents."""
+    scale = SCALES.get(a.norm_at(k))
+    if scale is None or "." not in numeral:
+        return None
+    cents = Decimal(numeral) * scale * 100
+    return int(cents) if cents == cents.to_integral_value() else None
+
+
 def _decimal_cents(figure: _Figure, *, places: tuple[int, ...]) -> int | None:
     if len(figure.fraction) not in places:
         return None
@@ -305,6 +314,10 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
             continue
         numeral = norms[i + 1]
         whole, _, fraction = numeral.partition(".")
+        scaled = _scaled_cents(a, numeral, i + 2)
+        if scaled is not None:  # "$1.2 million"
+            claim((scaled,), i, i + 3, True, "decimal")
+            continue
         if len(fraction) > 2:
             continue  # "$0.0989 per kWh" is a price; "$65.525" is nothing anyone owes
         cents = int(whole or "0") * 100 + int(fraction.ljust(2, "0") or "0")
@@ -324,6 +337,9 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
     for i, norm in enumerate(norms):
         said_a = a.norm_at(i - 1) in ("a", "an") and not claimed[i - 1]
         if norm in ("dollar", "buck") and not claimed[i] and said_a:
+            if a.norm_at(i - 2) == "half":
+                claim((50,), i - 2, i + 1, True, "whole")  # "half a dollar"
+                continue
             cents, last = 100, i + 1
             tail = _cents_after(a, last)
             if tail is not None:
@@ -350,6 +366,11 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
         figure = _figure(groups) if groups else None
         if figure is None:
             continue
+        if figure.kind == "decimal" and a.norm_at(after + 1) in DOLLAR_WORDS:
+            scaled = _scaled_cents(a, f"{figure.number}.{figure.fraction}", after)
+            if scaled is not None:  # "one point two million dollars"
+                claim((scaled,), figure.first, after + 2, True, "decimal")
+                continue
         if nxt == "and":
             heard = _and_cents(a, figure, after)
             if heard is not None:
@@ -515,8 +536,10 @@ def _unmarked(
             return None  # "15213": a code; an amount that long is written "15,213"
         if before in _YEAR_CUES and 1900 <= figure.number < 2100:
             return None
-        if figure.number == 1 and atom.single_word and before in _DETERMINERS:
-            return None  # "the one", "that one"
+        if figure.number == 1 and atom.single_word:
+            return None  # "the first one", "one of them": a pronoun; a dollar is "one dollar"
+        if before in _COUNTING_WORDS:
+            return None  # "the last four", "the next two": a count
         return (figure.number * 100,), "whole"
     if figure.kind == "pair":
         head, tail = divmod(figure.number, 100)
@@ -565,8 +588,8 @@ def cue(a: Analysis, first: int, last: int) -> Literal["money", "code"] | None:
         norm = norms[k]
         if norm in SENTENCE_ENDS:
             break
-        if norm in CODE_CUES:
-            return "code"
+        if norm in CODE_CUES or (norm == "four" and a.norm_at(k - 1) == "last"):
+            return "code"  # "the last four are ...": a card's digits
         if norm in MONEY_CUES:
             return "money"
     for k in range(last, min(len(norms), last + CUE_REACH_AFTER)):

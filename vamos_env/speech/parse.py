@@ -8,21 +8,29 @@ commas, "oh" for zero.
 
 Rules a reader must know (each is a decision, tested in tests/speech/):
 
-- **Money** is found without context when a money word says so: "$65.52",
-  "65.52 dollars", "sixty-five dollars and fifty-two cents", "65 dollars 52
-  cents", "fifty cents", "a hundred dollars", "sixty-five dollars and
-  fifty-two". Bare number groups are money only in a money context:
-  "sixty-five fifty-two" = $65.52 and "two fourteen oh seven" = $214.07 (a
-  two- or three-group run whose later groups are two-digit: "fifty-two",
-  "oh seven", "07"), and so is a written "65.52" without its "$". The context
-  rule: scanning back up to six words (within the sentence), the nearest cue
-  or blocker word decides; cues are money words (dollars, amount, balance,
-  pay, owe, payment, instalment, bill, total, due, charge, a month, ...), blockers are
-  code words (ending, digits, zip, postal, code, number, ...): "card ending in
-  forty-two forty-two" is not money. With no word either way behind it, a cue
-  up to five words after the run counts. Runs of more groups, runs touching a
-  dash, runs inside a date and runs followed by a count unit are never money,
-  so a postal code ("one five two one three") or a phone number is not money.
+- **Amounts** (``find_amounts``, in ``money.py``, whose docstring has the
+  grammar) are every stretch a listener could take as money, with every
+  reading its words allow, most likely first: "sixty-five fifty-two" is
+  (6552, 655200) cents, "six fifty-six point three one" (65631,), "six
+  hundred fifty-six and thirty-one cents" (65631,), "one hundred twelve even"
+  (11200,), "two fifteen twenty-eight" (21528,). ``marked`` says a money word
+  or sign belongs to it. Dates, counts with a unit, percentages, prices per
+  kWh, clock times, years after "in", phone numbers, digit-by-digit codes and
+  figures a code word governs ("card ending in forty-two forty-two") are not
+  amounts. ``find_rates`` reads prices in cents per kWh ("nine point eight
+  nine cents", "$0.0989 per kWh" -> 9.89).
+- **Money** (``find_money``) is the amounts a listener would take as money
+  without being asked: marked ones ("$65.52", "sixty-five dollars and
+  fifty-two cents", "fifty cents", "one hundred twelve even"), and unmarked
+  groups or decimals in a money context ("your balance is sixty-five
+  fifty-two", "the balance is 65.52"), as the most likely reading. The
+  context rule: scanning back up to six words (within the sentence), the
+  nearest cue or blocker word decides; cues are money words (dollars, amount,
+  balance, pay, owe, payment, instalment, bill, total, due, charge, a month,
+  ...), blockers are code words (ending, digits, zip, postal, code, number,
+  "last four", ...). With no word either way behind it, a cue up to five words
+  after the figure counts. A checker that knows what it asked (a question about
+  the amount due) should read ``find_amounts`` instead: the question is the cue.
   "Sixty-five dollars, fifty-two cents" is two amounts: a comma ends one.
 - A lone bare number ("I'll pay fifty") is not money by default: a listener
   cannot tell fifty dollars from fifty cents or fifty days. ``bare_amounts=True``
@@ -58,14 +66,24 @@ Rules a reader must know (each is a decision, tested in tests/speech/):
   number of payments is never months, and an ordinal ("the sixth payment") is
   never a count.
 
-Library evaluation: ``text2num`` 3.1 (PyPI, Rust wheels) was tried. Its
-``alpha2digit`` is fast and right on plain cardinals, but it returns a
-rewritten string with no offsets (we need spans for evidence), and its
-grouping conflicts with the traps we must handle: it leaves "one" and "a
-hundred" as words, merges "nine zero seven" into "9 07", does not read "oh"
-as zero or "double four", and has no notion of money, dates or codes. The
-part it does well, the cardinal grammar, is ~80 lines in numbers.py; adding
-a compiled dependency for that was not worth it, so this package has none.
+Library evaluation (numbers as words are a solved problem in general; these
+were installed and tried on the forms above). ``text2num`` 3.1 (Rust,
+``alpha2digit``), ``number-parser`` 0.3.2, ``numerizer`` 0.2.4,
+``word2number`` 1.1 and ``text2digits`` 0.1.2 all return a rewritten string
+or one number, never offsets (a check quotes its evidence), and none reads
+money: "six fifty-six point three one" became "6 56.31" (text2num), "6 56
+point 3 1" (number-parser), "656 point 3 1" (numerizer), 306.31
+(word2number), "656.31" (text2digits, the closest); "six hundred fifty-six
+and thirty-one cents" became "656 and 31 cents" or, in numerizer, "687
+cents", and in word2number 6; "sixty-five fifty-two" became "65 52", "60 500
+52" (numerizer), 352 (word2number) or "6552" (text2digits, one value, the
+ambiguity gone); none reads "oh" as zero ("2 14 oh 7"), "even", "nine
+eighty-nine cents a kWh", and text2digits glues the traps into amounts
+("one five two one three" -> "15213", "forty-two forty-two" -> "4242",
+"October tenth twenty twenty-six" -> "October 10 2026" but as one run, with
+no date). What they do well is the cardinal grammar, about 100 lines in
+``numbers.py``; the work is in what comes after (groups, figures, marks,
+readings, the traps), which no library has, so this package depends on none.
 """
 
 from __future__ import annotations
