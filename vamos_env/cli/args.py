@@ -21,6 +21,8 @@ USAGE_ERROR = 2
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<got>.+?) \(choose from (?P<choices>.+)\)$")
+_REQUIRED = "the following arguments are required: "
+_UNKNOWN = "unrecognized arguments: "
 
 
 def one_line(message: object) -> str:
@@ -43,9 +45,14 @@ class CommandLineParser(argparse.ArgumentParser):
         if match:
             head = message[: match.start()].rstrip()
             message = f"{head} expected one of {match['choices']}, got {match['got']}"
-        message = (
-            message.replace("argument ", "", 1) if message.startswith("argument ") else message
-        )
+        if message.startswith(_REQUIRED):
+            names = message[len(_REQUIRED) :]
+            message = f"{names}: expected a value (required), got none"
+        elif message.startswith(_UNKNOWN):
+            extra = message[len(_UNKNOWN) :]
+            message = f"{extra}: expected the options of {self.prog} (see --help), got unknown ones"
+        elif message.startswith("argument "):
+            message = message[len("argument ") :]
         self.exit(USAGE_ERROR, f"{self.prog}: {one_line(message)}\n")
 
 

@@ -144,8 +144,7 @@ def load_factory(entry_point: str) -> Callable[..., Any]:
             except Exception as exc:  # a syntax error, a missing import: the user's code
                 del sys.modules[module_name]
                 raise ValueError(
-                    f"--stacks: expected {target} to import, but it raised "
-                    f"{type(exc).__name__}: {exc}"
+                    f"--stacks: expected {target} to import, got {type(exc).__name__}: {exc}"
                 ) from None
     else:
         try:

@@ -111,7 +111,7 @@ def check_stack(stack: StackRef, environ: Mapping[str, str] | None = None) -> No
     except Exception as exc:
         raise ValueError(
             f"--stacks: stack {stack.name!r}: expected {stack.entry_point} to build an agent, "
-            f"but it raised {type(exc).__name__}: {exc}"
+            f"got {type(exc).__name__}: {exc}"
         ) from None
     if not _is_agent(agent):
         raise ValueError(
