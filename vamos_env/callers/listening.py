@@ -98,8 +98,10 @@ READBACK = _rx(
     r"is that (right|correct)",
     r"did i (get|hear) (that|it|you) (right|correctly)",
     r"(just )?to confirm",
-    r"(can|could) you confirm",
+    r"(can|could|would) you (please )?confirm",
+    r"please confirm",
     r"confirm(ing)? (that|the)",
+    r"(does|do) (that|this|it) (look|sound) (right|correct)",
     r"correct\s*\?",
     r"i have (your|the)",
     r"i heard",
@@ -289,7 +291,8 @@ _REQUEST = _rx(
     r"please (?:tell|give|confirm|provide|read|spell|share|repeat|say|let me know)",
     r"let me know",
 )
-_PLEASE_TAIL = re.compile(r"^(?:your|the|and your|and the)\b[^.?!]{0,60}?,?\s*please\W*$", re.I)
+_NOUN_START = re.compile(r"^(?:your|the)\b", re.IGNORECASE)
+_PLEASE_END = re.compile(r"\bplease\W*$", re.IGNORECASE)
 # A clause that says nothing the caller must take up: courtesy, acknowledgement, a wait cue.
 _FILLER_UNIT = (
     r"(?:okay|ok|alright|all right|great|perfect|got it|of course|certainly|absolutely|"
@@ -432,6 +435,7 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
 def _asking_part(sentence: str) -> tuple[Literal["question", "request"] | None, int]:
     """Whether a sentence asks, and where the asking part starts (after leading words)."""
     marked = sentence.rstrip().endswith("?")
+    please_tail = bool(_PLEASE_END.search(sentence))
     offsets = [0] + [m.end() for m in _SEGMENT.finditer(sentence)]
     for offset in offsets:
         segment = sentence[offset:]
@@ -441,11 +445,11 @@ def _asking_part(sentence: str) -> tuple[Literal["question", "request"] | None, 
             return "question", offset
         if marked and (_WH_START.match(core) or _IMPERATIVE.match(core)):
             return "question", offset
-        if _IMPERATIVE.match(core):
-            return "request", offset
+        if _IMPERATIVE.match(core) or (_NOUN_START.match(core) and please_tail):
+            return "request", offset  # "To start, your account number, please."
     if marked:
         return "question", 0  # a statement said as a question: "That's account 4417-90781?"
-    if _REQUEST.search(sentence) or _PLEASE_TAIL.match(sentence.strip()):
+    if _REQUEST.search(sentence):
         return "request", 0
     return None, 0
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from vamos_env.callers.base import Deviation, HangUp, Utterance
 from vamos_env.callers.brief import card_fact, fact_named, matching_refusal
+from vamos_env.callers.deviation import BriefMonitor
 from vamos_env.callers.listening import (
     TRANSFER,
     Heard,
@@ -165,7 +166,9 @@ class ScriptedCaller:
         self.persona = load_persona(persona) if isinstance(persona, str) else persona
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.stall_limit = stall_limit
-        self.deviations: list[Deviation] = []  # the scripted caller keeps to its brief
+        # Its own words are held to its brief too: a misunderstanding is a benchmark fault.
+        self.monitor = BriefMonitor(task, self.persona)
+        self.deviations: list[Deviation] = self.monitor.deviations  # one list, shared
         self.acts: list[CallerAct] = []
         self.turn = 0
         self.current = 0
@@ -189,17 +192,25 @@ class ScriptedCaller:
 
     def open(self) -> Utterance:
         text = self._say("open", opening_line=self.brief.opening_line)
+        self.monitor.caller_said(text, 0)
         return Utterance(text)
 
     def hear(self, text: str) -> Utterance | HangUp:
         if self.ended is not None:
             raise RuntimeError("hear() after the caller hung up")
         self.turn += 1
+        reply = self._hear(text)
+        if reply.text:
+            self.monitor.caller_said(reply.text, self.turn)
+        return reply
+
+    def _hear(self, text: str) -> Utterance | HangUp:
         words = text.split()
         limit = self.persona.behaviours.interrupt_after_words
         if limit is not None and len(words) > limit:
             # Cut in, but what was heard before cutting in still counts.
             heard = listen(" ".join(words[:limit]))
+            self.monitor.agent_said(heard.text, heard)
             if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
                 return self._hang_up("contradiction", "contradiction_goodbye")
             state = self._state
@@ -211,6 +222,7 @@ class ScriptedCaller:
                 return self._hang_up("stall", "stall_goodbye")
             return Utterance(self._say("interrupt"), cut_in_after_words=limit)
         heard = listen(text)
+        self.monitor.agent_said(text, heard)
         if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
             return self._hang_up("contradiction", "contradiction_goodbye")
         reply = self._respond(heard)

@@ -1,0 +1,210 @@
+"""The scripted caller answers the question put to it, whatever the agent says around it.
+
+Each scene puts the caller at one point of a call (verification, the card question,
+consent, the email read-back, an offer outside its brief, "anything else?") and asks
+its question in many phrasings. With filler or small talk before or after the
+question, the caller must do exactly what it does for the bare question: the same
+act, the same words. Then the classes of turn that used to fool it, one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from vamos_env.callers.persona import load_persona
+from vamos_env.callers.scripted import ScriptedCaller
+
+PERSONAS = ("calm", "angry", "sceptic", "sceptic-nl")
+BEFORE = (
+    "One second.",
+    "Sure thing!",
+    "Thanks for waiting.",
+    "Let me pull that up.",
+    "Let me check.",
+    "Okay, great.",
+    "One second,",
+)
+AFTER = ("Thanks for waiting.", "Take your time.", "One second.", "Sure thing!")
+VERIFY = (
+    "Can I have your account number, full name, and your postal code?",
+    "Thank you, you're verified.",
+)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A point in a call (the agent's lines so far), a question, and what answers it."""
+
+    name: str
+    task_id: str
+    setup: tuple[str, ...]
+    questions: tuple[str, ...]
+    act: str
+    says: str = ""  # in the reply
+    not_says: str = ""  # never in the reply
+
+
+SCENES = (
+    Scene(
+        "verification",
+        "t-balance-pay",
+        (),
+        (
+            "Can I have your account number and full name?",
+            "What's your account number and the full name on the account?",
+            "Could you give me your account number and your full name, please?",
+            "Please tell me your account number and full name.",
+            "I'll need your account number and full name.",
+            "To start, your account number and full name, please.",
+        ),
+        "identity",
+        says="4417-90781",
+    ),
+    Scene(
+        "second factor",
+        "t-balance-pay",
+        ("Can I have your account number and full name?",),
+        (
+            "And one of: the last four of a card on file, your postal code, or last bill amount?",
+            "For security, what's your zip code?",
+            "Could you confirm the postal code on the account?",
+            "I'll also need your postal code.",
+        ),
+        "identity",
+        says="15213",
+    ),
+    Scene(
+        "card question",
+        "t-decline-supervisor",
+        VERIFY,
+        (
+            "Which card would you like to use?",
+            "Which card on file would you like to use today?",
+            "What card should I charge?",
+            "Which of your cards should I use?",
+            "Could you tell me which card you'd like to use?",
+            "Please tell me which card you want to use.",
+            "Let me know which card you'd like to use.",
+            "Which card would you like to use, the first or the second?",
+        ),
+        "private_fact",
+        says="0002",
+        not_says="4242",
+    ),
+    Scene(
+        "card question after a decline",
+        "t-decline-supervisor",
+        (
+            *VERIFY,
+            "Which card would you like to use?",
+            "Your bill shows a balance of $222.89.",
+            "Shall I charge $222.89 to the card ending 0002?",
+            "I'm sorry, the card ending 0002 was declined, so the bill was not paid.",
+        ),
+        (
+            "Which other card would you like to use?",
+            "Do you have another card on file you'd like to use?",
+            "Would you like to try a different card?",
+            "Is there another card I can try?",
+            "Which card should I try now?",
+        ),
+        "private_fact",
+        says="4242",
+    ),
+    Scene(
+        "consent to a charge",
+        "t-decline-supervisor",
+        (*VERIFY, "Which card would you like to use?", "Your bill shows a balance of $222.89."),
+        (
+            "Shall I charge $222.89 to the card ending 0002?",
+            "Can I go ahead and charge $222.89 to the card ending in 0002?",
+            "I can charge $222.89 to the card ending 0002. Is that okay?",
+            "That's $222.89 on the card ending 0002. Shall I go ahead?",
+            "Would you like me to charge $222.89 to the card ending 0002?",
+            "Please confirm I should charge $222.89 to the card ending 0002.",
+        ),
+        "agree",
+        says="go ahead",
+    ),
+    Scene(
+        "email read-back",
+        "t-arrangement-paperless",
+        (
+            *VERIFY,
+            "No down payment: first instalment $73.34, then $73.29 a month. Shall I set it up?",
+            "Done. Your payment arrangement is now set up.",
+        ),
+        (
+            "I have dana dot whitfield at example dot com on file. Shall I send your bills there?",
+            "Shall I send paperless bills to dana.whitfield@example.com?",
+            "Your email on file is dana.whitfield@example.com. Is that right?",
+            "Can you confirm your email is dana.whitfield@example.com?",
+            "Just to confirm, the email is dana.whitfield@example.com, correct?",
+            "Please confirm the email dana.whitfield@example.com.",
+        ),
+        "agree",
+        says="email",
+    ),
+    Scene(
+        "paperless offer outside the brief",
+        "t-balance-pay",
+        VERIFY,
+        (
+            "Would you like to switch to paperless billing?",
+            "Would you like your bills by email instead?",
+            "Do you want to go paperless?",
+        ),
+        "decline_offer",
+    ),
+    Scene(
+        "anything else",
+        "t-balance-pay",
+        ("Can I have your account number, full name, and your postal code?",),
+        (
+            "How can I help you today?",
+            "What can I do for you?",
+            "Is there anything else I can help with?",
+            "What else can I help you with?",
+        ),
+        "request",
+        says="owe",
+    ),
+)
+CASES = [
+    pytest.param(scene, question, id=f"{scene.name}: {question}")
+    for scene in SCENES
+    for question in scene.questions
+]
+
+
+def caller_at(tasks, scene: Scene, persona: str) -> ScriptedCaller:
+    caller = ScriptedCaller(tasks[scene.task_id], persona, rng=5)
+    caller.open()
+    for line in scene.setup:
+        caller.hear(line)
+    return caller
+
+
+def answer(tasks, scene: Scene, persona: str, line: str) -> tuple[str, str]:
+    caller = caller_at(tasks, scene, persona)
+    reply = caller.hear(line)
+    assert caller.deviations == [], (line, caller.deviations)
+    return caller.acts[-1].act, reply.text
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+@pytest.mark.parametrize(("scene", "question"), CASES)
+def test_filler_around_a_question_changes_nothing(tasks, persona, scene, question) -> None:
+    bare = answer(tasks, scene, persona, question)
+    if persona in ("calm", "angry"):  # the sceptics challenge figures and may say a wrong yes
+        act, text = bare
+        assert act == scene.act, (question, bare)
+        assert scene.says.lower() in text.lower() if scene.says else True, (question, text)
+        assert not (scene.not_says and scene.not_says in text), (question, text)
+    # A sceptic cuts a long turn short whatever it says: that is another test's business.
+    limit = load_persona(persona).behaviours.interrupt_after_words or 10_000
+    for line in [f"{b} {question}" for b in BEFORE] + [f"{question} {a}" for a in AFTER]:
+        if len(line.split()) <= limit:
+            assert answer(tasks, scene, persona, line) == bare, line
