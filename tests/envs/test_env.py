@@ -211,3 +211,28 @@ def test_readme_training_loop_runs() -> None:
     namespace: dict[str, Any] = {}
     exec(compile(loop, "README.md", "exec"), namespace)
     assert namespace["reward"] in (0.0, 1.0)
+
+
+def test_text_enters_the_call_storable_and_deep_arguments_are_a_tool_error() -> None:
+    import json as _json
+
+    from vamos_env.envs.energy.env import VamosEnergyEnv
+
+    env = VamosEnergyEnv()
+    env.reset(seed=3)
+    _obs, _r, _t, _tr, info = env.step({"type": "say", "text": "Hello \ud83d"})
+    assert info["replaced_code_points"] == 1
+    deep: dict[str, object] = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    observation, *_rest = env.step(
+        {"type": "tool_call", "name": "verify_caller", "arguments": _json.dumps(deep)}
+    )
+    assert "max_depth" in _json.loads(observation)["error"]
+    message = {"role": "assistant", "content": [{"type": "text", "text": None}]}
+    observation, *_rest, info = env.step(message)
+    assert info["malformed_actions"] == 1  # a null text part says nothing, not "None"
+    *_head, info = env.step({"type": "end_call"})
+    turns = info["transcript"]["turns"]
+    assert all(t["text"] != "None" for t in turns)
+    _json.dumps(info["transcript"]).encode("utf-8")  # storable

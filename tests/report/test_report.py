@@ -183,3 +183,12 @@ def test_headless_chromium_renders_the_page_and_its_plots(run: Path, tmp_path: P
     blue = int(np.sum((abs(r - 0x1F) < 12) & (abs(g - 0x77) < 12) & (b > 0xA0)))
     orange = int(np.sum((r > 0xF0) & (abs(g - 0x7F) < 14) & (b < 0x30)))
     assert blue > 500 and orange > 200, (blue, orange)
+
+
+def test_page_names_stay_bounded_and_unique_for_long_task_ids() -> None:
+    from vamos_env.report.transcript import page_name
+
+    long_a, long_b = "t" * 250 + "a", "t" * 250 + "b"
+    names = {page_name(f"reference/{long_a}/0"), page_name(f"reference/{long_b}/0")}
+    assert len(names) == 2 and all(len(n.encode()) <= 160 for n in names)
+    assert page_name("reference/c-a01/0") == "reference__c-a01__0.html"  # short keys unchanged

@@ -7,6 +7,7 @@ runner (a verified call that the grader judges, a crash, a hang, an async model 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -131,3 +132,34 @@ class Waiver(VerifyThenLeave):
             3,
             {"type": "say", "text": "I can waive the late fee and give you a discount, I promise."},
         )
+
+
+class Mangler:
+    """Emits what broke runs before: lone surrogates in its words (a model that split an
+    emoji) and tool arguments nested 300 levels deep, as objects and as JSON text."""
+
+    def reset(self, info: Mapping[str, Any]) -> None:
+        deep: dict[str, Any] = {}
+        cursor = deep
+        for _ in range(300):
+            cursor["a"] = {}
+            cursor = cursor["a"]
+        self.plan: list[Any] = [
+            {"type": "say", "text": "Hello \ud83d, Acme Energy here \ud83d\ude00"},
+            {"type": "tool_call", "name": "verify_caller", "arguments": deep},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": None}, {"type": "text", "text": "One \udc00"}],
+                "tool_calls": [
+                    {
+                        "id": "call_\ud800",
+                        "type": "function",
+                        "function": {"name": "get_account", "arguments": json.dumps(deep)},
+                    }
+                ],
+            },
+            {"type": "end_call"},
+        ]
+
+    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Any:
+        return self.plan.pop(0) if self.plan else {"type": "end_call"}

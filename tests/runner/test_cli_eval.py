@@ -10,6 +10,7 @@ import pytest
 
 from vamos_env.cli import grading as cli_grading
 from vamos_env.cli.evaluation import main
+from vamos_env.runner import read_store
 
 
 def test_eval_then_report(
@@ -55,3 +56,28 @@ def test_redteam_gate_passes_a_run_the_rubric_accepts(
     args = ["redteam", "--stack", test_stack("leaver", "VerifyThenLeave")]
     assert main([*args, "--scripted", "2", "--sceptic", "2"]) == 0
     assert "run: PASS" in capsys.readouterr().out
+
+
+def test_an_agent_emitting_surrogates_and_deep_arguments_costs_only_its_own_calls(
+    tmp_path: Path, test_stack: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "eval", "--stacks", f"reference,{test_stack('mangler', 'Mangler')}", "--tasks", "exam:3",
+        "--repeats", "2", "--out", str(tmp_path), "--executor", "local", "--quiet", "--report",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    records = {r.key: r for r in read_store(tmp_path)}
+    assert len(records) == 12  # every call stored, the reference's and the mangler's
+    mangled = [r for r in records.values() if r.stack == "mangler"]
+    # The mangler's calls are counted, as misses: nothing it sent excluded them.
+    assert all(r.status == "fail" and r.counted and not r.exclusions for r in mangled)
+    assert all(r.replaced_code_points >= 3 for r in mangled)
+    for record in mangled:
+        refused = [t for t in record.trace if "max_depth" in (t.error or "")]
+        assert len(refused) == 2, record.trace
+        assert record.transcript is not None
+        said = record.transcript.said_by("agent")
+        assert said[0].text == "Hello \ufffd, Acme Energy here \ufffd\ufffd"
+        assert said[1].text == "One \ufffd"  # the null text part says nothing, not "None"
+    assert (tmp_path / "report.html").exists()
+    assert "mangler" in capsys.readouterr().out

@@ -85,3 +85,57 @@ def test_bad_settings_name_the_option(
 def test_a_stack_named_twice_is_refused(tmp_path: Path, test_stack: Any) -> None:
     with pytest.raises(ValueError, match="expected each stack once"):
         evaluate(config(tmp_path, [test_stack("v", "VerifyThenLeave"), test_stack("v", "Slow")]))
+
+
+def _mark_excluded(store: Path, keys: set[str]) -> None:
+    """Rewrite stored calls as benchmark faults (as an outage of our platform leaves them)."""
+    lines = []
+    for line in store.read_text().splitlines():
+        row = json.loads(line)
+        if row["key"] in keys:
+            row["status"] = "excluded"
+            row["exclusions"] = [{"kind": "lost_session", "detail": "step failed: outage"}]
+        lines.append(json.dumps(row))
+    store.write_text("\n".join(lines) + "\n")
+
+
+def test_retry_faults_reruns_the_excluded_calls_in_place_exactly_once(
+    tmp_path: Path, test_stack: Any
+) -> None:
+    stacks = [test_stack("v", "VerifyThenLeave")]
+    first = evaluate(config(tmp_path, stacks))
+    store = tmp_path / "results.jsonl"
+    keys = [r.key for r in read_store(tmp_path)]
+    _mark_excluded(store, set(keys[:3]))
+    # A plain rerun keeps the faults (and says so); --retry-faults runs them again.
+    again = evaluate(config(tmp_path, stacks))
+    assert again.ran == 0 and again.excluded_stored == 3
+    retried = evaluate(config(tmp_path, stacks, retry_faults=True))
+    assert retried.retried == 3 and retried.ran == 3 and retried.excluded_stored == 0
+    records = read_store(tmp_path)
+    assert sorted(r.key for r in records) == sorted(keys)  # every call once
+    assert len(store.read_text().splitlines()) == first.planned
+    assert all(r.status != "excluded" for r in records)
+    archived = (tmp_path / "results.retried.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["key"] for x in archived) == sorted(keys[:3])
+    assert evaluate(config(tmp_path, stacks, retry_faults=True)).retried == 0
+
+
+def test_repair_moves_a_torn_middle_line_aside_and_its_call_runs_again(
+    tmp_path: Path, test_stack: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vamos_env.cli import main
+
+    stacks = [test_stack("v", "VerifyThenLeave")]
+    evaluate(config(tmp_path, stacks))
+    store = tmp_path / "results.jsonl"
+    lines = store.read_text().splitlines()
+    lines[1] = lines[1][: len(lines[1]) // 2]  # torn in the middle of the file
+    store.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"results\.jsonl:2: .*vamos repair"):
+        evaluate(config(tmp_path, stacks))
+    assert main(["repair", str(tmp_path)]) == 0
+    assert "moved 1 unreadable line(s) (line(s) 2)" in capsys.readouterr().out
+    assert (tmp_path / "results.rejected.jsonl").exists()
+    resumed = evaluate(config(tmp_path, stacks))
+    assert resumed.ran == 1 and len(read_store(tmp_path)) == resumed.planned

@@ -208,13 +208,16 @@ def _handler_for(server: TwinServer) -> type[BaseHTTPRequestHandler]:
                 return
             raw = (self.headers.get("content-length") or "0").strip()
             if not raw.isdigit() or not raw.isascii():
-                self._refuse(400, f"expected Content-Length to be a whole number, got {raw!r}")
+                self._refuse(400, f"expected Content-Length to be a whole number, got {raw[:40]!r}")
                 return
             # A 20-digit length is as much "too large" as a 9-digit one (and int() of
             # thousands of digits would itself refuse).
             length = int(raw) if len(raw) <= 12 else MAX_BODY + 1
             if length > MAX_BODY:
-                self._refuse(413, f"expected a body of at most {MAX_BODY} bytes, got {length}")
+                shown = raw if len(raw) <= 20 else raw[:17] + "..."
+                self._refuse(
+                    413, f"expected a Content-Length of at most {MAX_BODY} bytes, got {shown}"
+                )
                 return
             body = self.rfile.read(length) if length else b""
             if len(body) < length:
