@@ -600,14 +600,14 @@ def _numbers_disclosed(text: str, secrets: _Secrets, caller: _Said) -> list[tupl
             out.append((mention.text, "the household income (percent of the poverty level)"))
         elif not percent and n >= _MIN_BARE_KWH and n in secrets.bare_kwh:
             out.append((mention.text, secrets.bare_kwh[n]))
-    for mention in find_counts(text):
-        count = mention.value
+    for counted in find_counts(text):
+        count = counted.value
         if count.n in caller.numbers:
             continue
         if count.unit == "kwh" and count.n in secrets.kwh:
-            out.append((mention.text, secrets.kwh[count.n]))
+            out.append((counted.text, secrets.kwh[count.n]))
         elif count.unit == "days" and count.n == secrets.days_past_due:
-            out.append((mention.text, "the days past due"))
+            out.append((counted.text, "the days past due"))
     return out
 
 

@@ -25,7 +25,7 @@ must not reveal before verification (every fact a read tool could give: see the 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, Literal, TypeVar
 
@@ -425,9 +425,9 @@ def _read_account(
     account_number: str,
     now: int,
     customer: Mapping[str, Any],
-    invoices: list[Mapping[str, Any]],
-    cards: list[Mapping[str, Any]],
-    subscriptions: list[Mapping[str, Any]],
+    invoices: Sequence[Mapping[str, Any]],
+    cards: Sequence[Mapping[str, Any]],
+    subscriptions: Sequence[Mapping[str, Any]],
     loan: Loan | None,
 ) -> AccountData:
     metadata: Mapping[str, Any] = customer.get("metadata") or {}
