@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from vamos_env.callers.persona import load_persona
 from vamos_env.callers.scripted import ScriptedCaller
 from vamos_env.envs.energy.tasks.schema import load_task_set
 
@@ -67,3 +68,86 @@ def test_the_deviation_check_finds_nothing_in_a_faithful_caller(
         monitor.call_ended("caller_ended", len(call.turns))  # as if it had ended the call itself
         assert monitor.deviations == [], task.task_id
         assert all(monitor.raised)
+
+
+# --- an agent that puts filler before each question, on the real payment tasks -----------
+
+FILLERS = ("One second.", "Sure thing!", "Thanks for waiting.", "Let me pull that up.")
+
+
+class FillerAgent:
+    """The reference solver, with filler before every turn that asks the caller something.
+
+    It keeps under a caller's interruption limit (the sceptic cuts in after 20 words),
+    so that what changes is only the words around the question.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        from vamos_env.agents.reference import ReferenceAgent
+
+        self.agent = ReferenceAgent()
+        self.limit = limit
+        self.said = 0
+
+    def reset(self, info) -> None:
+        self.agent.reset(info)
+
+    def act(self, observation, info=None):
+        action = self.agent.act(observation, info)
+        text = action.get("text", "") if action.get("type") == "say" else ""
+        if "?" in text:
+            self.said += 1
+            padded = f"{FILLERS[self.said % len(FILLERS)]} {text}"
+            if self.limit is None or len(padded.split()) <= self.limit:
+                action = {**action, "text": padded}
+        return action
+
+
+def play_exam_task(env, agent, task_id: str, persona: str) -> dict:
+    observation, info = env.reset(
+        seed=0, options={"task_id": task_id, "persona": persona, "background": "clean"}
+    )
+    agent.reset(info)
+    while True:
+        observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+        if terminated or truncated:
+            return info
+
+
+def _tools(info: dict) -> list[tuple[str, str]]:
+    return [
+        (t["tool_call"]["name"], str(t["tool_result"]["result"].get("error", "ok"))[:40])
+        for t in info["transcript"]["turns"]
+        if t["speaker"] == "tool"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("persona", ["calm", "angry", "sceptic"])
+def test_filler_before_each_question_changes_no_payment_call(persona) -> None:
+    """On every exam payment task the caller does what it does for the reference: names the
+    first card, agrees, hears the decline, names the other one."""
+    from vamos_env.agents.reference import ReferenceAgent
+    from vamos_env.envs.energy.env import VamosEnergyEnv
+
+    env = VamosEnergyEnv()
+    tasks = [
+        t
+        for t in env.task_set.tasks
+        if any(r.kind in ("pay_bill", "pay_after_decline") for r in t.requests)
+    ]
+    assert len(tasks) >= 20
+    limit = load_persona(persona).behaviours.interrupt_after_words
+    declines = 0
+    for task in tasks:
+        bare = play_exam_task(env, ReferenceAgent(), task.task_id, persona)
+        padded = play_exam_task(env, FillerAgent(limit), task.task_id, persona)
+        assert bare["deviations"] == [] and padded["deviations"] == [], task.task_id
+        assert _tools(padded) == _tools(bare), task.task_id
+        assert padded["verdict"]["passed"] == bare["verdict"]["passed"], task.task_id
+        if any(r.kind == "pay_after_decline" for r in task.requests):
+            declines += 1
+            assert any(
+                name == "make_payment" and "declin" in error for name, error in _tools(padded)
+            )
+    assert declines >= 10

@@ -208,3 +208,86 @@ def test_filler_around_a_question_changes_nothing(tasks, persona, scene, questio
     for line in [f"{b} {question}" for b in BEFORE] + [f"{question} {a}" for a in AFTER]:
         if len(line.split()) <= limit:
             assert answer(tasks, scene, persona, line) == bare, line
+
+
+# --- the turns that used to fool it, class by class --------------------------------------
+
+
+def card_caller(tasks, persona: str = "calm") -> ScriptedCaller:
+    caller = ScriptedCaller(tasks["t-decline-supervisor"], persona, rng=5)
+    caller.open()
+    for line in VERIFY:
+        caller.hear(line)
+    return caller
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "How are you today? Which card would you like to use?",
+        "Which card would you like to use? Would you like a receipt by email too?",
+        "Which card would you like to use? Can I also tell you about autopay?",
+        "Do you want to hear about our new rates? Which card would you like to use?",
+        "Let me check. Which card would you like to use?",
+        "Let me check which cards are on file. Which one would you like to use?",
+        "I can see two cards on file, the second one is newer. Which card would you like to use?",
+        "Which card would you like to use? The second card on file expires next year.",
+        "Which card would you like to use? Your other bill is already paid.",
+        "If you have a preference, which card should I charge?",
+    ],
+)
+def test_answers_the_card_question_whatever_stands_around_it(tasks, turn) -> None:
+    caller = card_caller(tasks)
+    reply = caller.hear(turn)
+    assert caller.acts[-1].act == "private_fact" and "0002" in reply.text, reply.text
+    assert "4242" not in reply.text and caller.deviations == []
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "I can see which cards are on file.",
+        "I can see which card you used last time, and the second one on file.",
+        "Here's what I found: two cards, one of them is the other one you added.",
+        "What you owe is on the August bill.",
+        "When the payment goes through, the bill will show as paid.",
+    ],
+)
+def test_a_statement_with_a_question_word_asks_nothing(tasks, turn) -> None:
+    caller = card_caller(tasks)
+    reply = caller.hear(turn)
+    assert caller.acts[-1].act not in ("private_fact", "dont_know", "agree"), reply.text
+    assert "0002" not in reply.text and "4242" not in reply.text
+
+
+def test_small_talk_alone_gets_a_courtesy_and_the_call_goes_on(tasks) -> None:
+    caller = card_caller(tasks)
+    wording = caller.persona.wording
+    reply = caller.hear("How are you doing today?")
+    assert reply.text.startswith(wording.small_talk) and "pay" in reply.text  # and its request
+    still = caller.hear("Are you still there?")
+    assert still.text.startswith(wording.still_here) and caller.acts[-1].act == "nudge"
+
+
+def test_a_wait_cue_counts_only_when_the_turn_ends_on_it(tasks) -> None:
+    caller = card_caller(tasks)
+    caller.hear("One moment, let me check that for you.")
+    assert caller.acts[-1].act == "wait"
+    caller.hear("Let me pull that up. That comes from your account records.")
+    assert caller.acts[-1].act == "nudge"  # it was told something, not asked to wait
+    caller.hear("Thanks for waiting. Let me check.")
+    assert caller.acts[-1].act == "wait"
+
+
+def test_names_the_card_it_wants_when_offered_the_other(tasks) -> None:
+    caller = card_caller(tasks)
+    caller.hear("Your bill shows a balance of $222.89.")
+    reply = caller.hear("Shall I charge $222.89 to the card ending 4242?")
+    assert caller.acts[-1].act == "object" and "0002" in reply.text
+    assert caller.requests[0].agreed == set()  # the brief's first card comes first
+
+
+def test_an_unknown_question_after_a_wait_cue_is_not_a_wait(tasks) -> None:
+    caller = card_caller(tasks)
+    caller.hear("Let me pull that up. What's your date of birth?")
+    assert caller.acts[-1].act == "dont_know"

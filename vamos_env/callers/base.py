@@ -7,8 +7,9 @@ assurance fools it as it would fool a person.
 
 ``deviations`` lists benchmark faults: moments where the caller departed from its
 brief (skipped a request, volunteered a figure it should have asked for, hung up
-while the agent was checking, a model reply that could not be used). A call with
-any deviation is excluded from the agent's score and reported.
+while the agent was checking, answered what it was not asked, a model reply that
+could not be used). A call with any deviation is excluded from the agent's score
+and reported.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ DeviationKind = Literal[
     "hung_up_while_waiting",
     "forbidden",
     "caller_error",
+    # The caller misunderstood the agent (see ``vamos_env.callers.deviation``).
+    "out_of_order",  # named or agreed to a later card of its brief before the earlier one
+    "accepted_refused",  # said yes to an offer its brief turns down
+    "unasked_answer",  # gave a private fact when the agent had asked nothing
+    "invented_value",  # said a code, amount or email its task does not hold
 ]
 
 

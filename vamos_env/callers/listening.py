@@ -337,7 +337,18 @@ PRESENCE = re.compile(
     re.IGNORECASE,
 )
 # Words that make a question point back at what was just said.
-_ANAPHOR = _rx(r"that", r"this", r"it", r"there", r"these", r"those", r"them", r"so")
+_ANAPHOR = _rx(
+    r"that",
+    r"this",
+    r"it",
+    r"there",
+    r"these",
+    r"those",
+    r"them",
+    r"so",
+    r"which ones?",
+    r"other one",
+)
 _SEGMENT = re.compile(r",\s+|\s+[-–—]+\s+|:\s+")
 _ABBREVIATION = re.compile(r"\b(?:mr|mrs|ms|dr|st|no|vs|e\.g|i\.e|approx)\.$", re.IGNORECASE)
 
@@ -375,6 +386,7 @@ class Question:
     readback: bool = False
     anything_else: bool = False
     not_understood: bool = False
+    dangling: bool = False  # points back, with nothing before it in its own turn
     identity: tuple[FactorAsk, ...] = ()
     second_factor: bool = False  # asked for "one of" the factors, none named
     money: tuple[Mention[int], ...] = ()
@@ -487,12 +499,15 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
             and not own.any
             and (bool(_ANAPHOR.search(lower)) or len(core.split()) <= 4)
         )
+        dangling = False
         if points_back:
             before = [
                 p for p in parts[:i] if p.kind == "statement" and not p.filler and p.start >= since
             ]
             if before:
                 start = before[0].start
+            else:
+                dangling = True  # "Is that right?" on its own: about the agent's last turn
         since = part.end
         said = values.within(start, part.end)
         asked = _without_filler(text[start : part.end])
@@ -513,6 +528,7 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
                 readback=bool(READBACK.search(text[min(start, part.sentence_start) : part.end])),
                 anything_else=anything_else,
                 not_understood=not_understood,
+                dangling=dangling,
                 identity=identity,
                 second_factor=second,
                 money=said.money,
@@ -636,6 +652,28 @@ class Heard:
             dates=self.dates,
             emails=self.emails,
         )
+
+    def after(self, earlier: Heard) -> Heard:
+        """This turn, its question pointing back at ``earlier`` if nothing in it came before.
+
+        A caller that cut the agent short ("To confirm: account ... Is that") hears
+        "Is that right?" next, about what it heard in the turn it cut.
+        """
+        focus = self.focus
+        if focus is None or not focus.dangling or earlier.silent:
+            return self
+        joined = replace(
+            focus,
+            text=f"{_without_filler(earlier.text)} {focus.text}",
+            context=f"{_without_filler(earlier.text)} {focus.context}",
+            readback=focus.readback or earlier.readback or bool(READBACK.search(earlier.text)),
+            dangling=False,
+            money=earlier.money + focus.money,
+            digits=earlier.digits + focus.digits,
+            dates=earlier.dates + focus.dates,
+            emails=earlier.emails + focus.emails,
+        )
+        return self.focused(joined)
 
     def focused(self, question: Question) -> Heard:
         """This turn with ``question`` as the one the caller answers."""

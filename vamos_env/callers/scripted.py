@@ -186,6 +186,7 @@ class ScriptedCaller:
         self._sourced: set[int] = set()
         self._facts: dict[tuple[str, int | None], int] = {}
         self._pending: Heard | None = None
+        self._last_heard: Heard | None = None  # the agent's previous turn, as understood
         self._own_money, self._own_dates = self._own_values()
 
     # --- protocol ---------------------------------------------------------------------------
@@ -210,6 +211,7 @@ class ScriptedCaller:
         if limit is not None and len(words) > limit:
             # Cut in, but what was heard before cutting in still counts.
             heard = listen(" ".join(words[:limit]))
+            self._last_heard = heard
             self.monitor.agent_said(heard.text, heard)
             if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
                 return self._hang_up("contradiction", "contradiction_goodbye")
@@ -260,6 +262,9 @@ class ScriptedCaller:
         if self._transfer_heard:
             return self._hang_up("transferred", None)
 
+        if self._last_heard is not None:
+            heard = heard.after(self._last_heard)
+        self._last_heard = heard
         heard = self._focus(heard)
         chat = heard.says_nothing_asked
         if chat is not None:  # "How are you today?" and nothing else: a courtesy, then go on
@@ -377,6 +382,11 @@ class ScriptedCaller:
                 compared = True
                 if digits != factor.value:
                     return factor.value, True
+            elif factor.kind == "last_bill_amount" and len(digits) >= 3 and not asked.money:
+                # "two twenty-six thirty-five" with no money word reads as figures
+                compared = True
+                if digits != _digits(factor.value):
+                    return f"${factor.value}", True
         if factor.kind == "last_bill_amount":
             for money in asked.money:
                 compared = True
