@@ -1,6 +1,9 @@
 """How long the spoken-form finders take on a typical agent utterance (cold and cached).
 
-The caller and the grader run them on every agent turn. Prints medians in microseconds.
+The caller and the grader run them on every agent turn. "Cold" clears the speech cache
+before each sample (the first finder on a text parses it); "cached" is every later call
+on the same text, by any finder's caller (the parse and each finder's result are kept).
+Prints medians in microseconds.
 Run: .venv/bin/python benchmarks/speech.py
 """
 
@@ -9,8 +12,16 @@ from __future__ import annotations
 import statistics
 import time
 
-from vamos_env.speech import find_counts, find_dates, find_digit_strings, find_email, find_money
-from vamos_env.speech.numbers import analyse
+from vamos_env.speech import (
+    clear_cache,
+    find_amounts,
+    find_counts,
+    find_dates,
+    find_digit_strings,
+    find_email,
+    find_money,
+    find_rates,
+)
 
 UTTERANCES = [
     "Thanks for waiting. Your current balance is two hundred fourteen dollars and seven "
@@ -26,7 +37,7 @@ def median_us(fn, cold: bool, rounds: int = 2000) -> float:
     samples = []
     for k in range(rounds):
         if cold:
-            analyse.cache_clear()
+            clear_cache()
         text = UTTERANCES[k % 2]
         t = time.perf_counter()
         fn(text)
@@ -36,7 +47,8 @@ def median_us(fn, cold: bool, rounds: int = 2000) -> float:
 
 def main() -> None:
     print(f"{'finder':20} {'cold us':>9} {'cached us':>10}   (40-word utterance; target 200 us)")
-    for fn in (find_money, find_dates, find_counts, find_digit_strings, find_email):
+    finders = (find_amounts, find_money, find_rates, find_dates, find_counts)
+    for fn in (*finders, find_digit_strings, find_email):
         print(f"{fn.__name__:20} {median_us(fn, True):9.1f} {median_us(fn, False):10.1f}")
 
 

@@ -183,20 +183,21 @@ def _groups(run: Sequence[Atom]) -> list[_Group] | None:
             if k != len(run) - 1:
                 return None
             fraction = atom.digits.partition(".")[2]
-            pair = 10 <= atom.value <= 99
-            groups.append(_Group(atom.value, atom.first, atom.last, pair, False, fraction, atom))
+            said_as_pair = 10 <= atom.value <= 99
+            groups.append(
+                _Group(atom.value, atom.first, atom.last, said_as_pair, False, fraction, atom)
+            )
             break
-        pair = two_digit(run, k)
-        if pair is not None and pair[1] == 2:  # "oh seven", "zero five"
+        group = two_digit(run, k)
+        if group is not None and group[1] == 2:  # "oh seven", "zero five"
             last = run[k + 1].last
-            groups.append(_Group(pair[0], atom.first, last, True, True, None, atom))
+            groups.append(_Group(group[0], atom.first, last, True, True, None, atom))
             k += 2
             continue
         if atom.kind == "oh":
             return None
-        groups.append(
-            _Group(atom.value, atom.first, atom.last, pair is not None, False, None, atom)
-        )
+        said_as_pair = group is not None
+        groups.append(_Group(atom.value, atom.first, atom.last, said_as_pair, False, None, atom))
         k += 1
     return groups
 
@@ -282,15 +283,19 @@ def amounts_in(a: Analysis) -> tuple[_Heard, ...]:
 
 def _money_runs(a: Analysis) -> list[list[Atom]]:
     """Adjacent atoms that may form a figure; a decimal ends its run."""
-    runs: list[list[Atom]] = []
-    for atom in a.atoms:
-        if atom.kind == "ordinal":
-            continue
-        if runs and runs[-1][-1].last == atom.first and runs[-1][-1].kind != "decimal":
-            runs[-1].append(atom)
-        else:
-            runs.append([atom])
-    return runs
+
+    def compute() -> list[list[Atom]]:
+        runs: list[list[Atom]] = []
+        for atom in a.atoms:
+            if atom.kind == "ordinal":
+                continue
+            if runs and runs[-1][-1].last == atom.first and runs[-1][-1].kind != "decimal":
+                runs[-1].append(atom)
+            else:
+                runs.append([atom])
+        return runs
+
+    return a.remember("money_runs", compute)
 
 
 def _amounts(a: Analysis) -> tuple[_Heard, ...]:
@@ -298,9 +303,10 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
     n = len(norms)
     claimed = bytearray(n)
     found: list[_Heard] = []
-    dates = date_token_ranges(a) if a.atoms else []
 
-    def claim(readings: tuple[int, ...], first: int, last: int, marked: bool, form: AmountForm):
+    def claim(
+        readings: tuple[int, ...], first: int, last: int, marked: bool, form: AmountForm
+    ) -> None:
         core = first
         if first > 0 and norms[first - 1] in ("minus", "negative"):
             readings, first = tuple(-r for r in readings), first - 1
@@ -309,8 +315,8 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
             claimed[k] = 1
 
     # "$65.52", "$1,215.28", "$5 and 52 cents", "-$5.00"
-    for i, norm in enumerate(norms):
-        if norm != "$" or i + 1 >= n or a.tokens[i + 1].kind != "num":
+    for i in _indices(norms, "$"):
+        if i + 1 >= n or a.tokens[i + 1].kind != "num":
             continue
         numeral = norms[i + 1]
         whole, _, fraction = numeral.partition(".")
@@ -334,9 +340,9 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
             claim((cents,), i, last, True, form)  # type: ignore[arg-type]
 
     # "a dollar", "a buck and five cents"
-    for i, norm in enumerate(norms):
+    for i in (*_indices(norms, "dollar"), *_indices(norms, "buck")):
         said_a = a.norm_at(i - 1) in ("a", "an") and not claimed[i - 1]
-        if norm in ("dollar", "buck") and not claimed[i] and said_a:
+        if not claimed[i] and said_a:
             if a.norm_at(i - 2) == "half":
                 claim((50,), i - 2, i + 1, True, "whole")  # "half a dollar"
                 continue
@@ -379,12 +385,19 @@ def _amounts(a: Analysis) -> tuple[_Heard, ...]:
         if _even_at(a, after) and _as_number(figure) is not None:
             claim((figure.number * 100,), figure.first, after + 1, True, "whole")
             continue
-        unmarked = _unmarked(a, figure, runs, r, dates)
+        unmarked = _unmarked(a, figure, runs, r)
         if unmarked is not None:
             claim(unmarked[0], figure.first, figure.last, False, unmarked[1])
 
     found.sort(key=lambda h: h.first)
     return tuple(found)
+
+
+def _indices(norms: tuple[str, ...], word: str) -> list[int]:
+    """Where ``word`` stands in ``norms`` (most texts have none: no loop then)."""
+    if word not in norms:
+        return []
+    return [k for k, norm in enumerate(norms) if norm == word]
 
 
 def _dollars(
@@ -512,14 +525,13 @@ def _unmarked(
     figure: _Figure,
     runs: Sequence[Sequence[Atom]],
     r: int,
-    dates: Sequence[tuple[int, int]],
 ) -> tuple[tuple[int, ...], AmountForm] | None:
     """The readings of a figure said with no money word, or None where it is no amount."""
     first, last = figure.first, figure.last
     if a.norm_at(first - 1) in _CODE_SYMBOLS or a.norm_at(last) in _CODE_SYMBOLS | _DASHES:
         return None
-    if any(first < b and s < last for s, b in dates):
-        return None
+    if any(first < b and s < last for s, b in date_token_ranges(a)):
+        return None  # "October tenth twenty twenty-six"
     if _counted_after(a, last) or a.norm_at(last) in _TIME_WORDS or _said_am_pm(a, last):
         return None
     if _is_rate(a, first, last):
@@ -673,8 +685,10 @@ def find_rates(text: str) -> list[Mention[Decimal]]:
 def _rates(a: Analysis) -> list[Mention[Decimal]]:
     out: list[Mention[Decimal]] = []
     norms = a.norms
-    for i, norm in enumerate(norms):
-        if norm == "$" and i + 1 < len(norms) and a.tokens[i + 1].kind == "num":
+    if not any(word in norms for word in (*CENT_WORDS, *_KWH_WORDS)):
+        return out  # a price names its cents or its kWh
+    for i in _indices(norms, "$"):
+        if i + 1 < len(norms) and a.tokens[i + 1].kind == "num":
             end = _per_kwh_at(a, i + 2 + (a.norm_at(i + 2) in DOLLAR_WORDS))
             if end is not None:
                 out.append(_rate(a, Decimal(norms[i + 1]) * 100, i, end))

@@ -45,6 +45,9 @@ class Token(NamedTuple):
     kind: TokenKind
 
 
+_new = tuple.__new__  # builds a Token at C speed (NamedTuple's own __new__ is Python)
+
+
 def tokenize(text: str) -> tuple[Token, ...]:
     out: list[Token] = []
     append = out.append
@@ -52,7 +55,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
         group = match.lastgroup
         start, end = match.span()
         if group == "word":
-            append(Token(match.group().lower().replace("’", "'"), start, end, "word"))
+            append(_new(Token, (match.group().lower().replace("’", "'"), start, end, "word")))
         elif group == "sym":
             token = _symbol(text, match.group(), start)
             if token is not None:
@@ -60,10 +63,10 @@ def tokenize(text: str) -> tuple[Token, ...]:
         else:  # a numeral, with an ordinal suffix ("suffix") or without ("num")
             digits = match.group("num").replace(",", "")
             if group == "suffix" and "." not in digits:
-                append(Token(digits, start, end, "ordnum"))
+                append(_new(Token, (digits, start, end, "ordnum")))
             else:
                 # "1.5th" is not a thing: keep the number, drop the letters.
-                append(Token(digits, start, match.end("num"), "num"))
+                append(_new(Token, (digits, start, match.end("num"), "num")))
     return tuple(out)
 
 
