@@ -1,12 +1,13 @@
 """The grader on the real exam: every task's checks, played by a scripted agent on real twins.
 
 For each exam task the task builder's own replay (``envs/energy/tasks/replay.py``) makes
-the tool calls a correct agent makes, on a fresh clone. A scripted speaker then says each
-``say`` check's value (rendered in words by ``vamos_env.speech.render``) with its first
-topic phrase, at the start of its window, and the caller says "Yes, go ahead." after each
-read-back a ``confirm`` check waits for. Graded with the code verifier, every task must
-pass; taking the caller's agreement away, silencing the agent, or getting every amount
-wrong must fail exactly the checks that depend on them.
+the tool calls a correct agent makes, on a fresh clone. The caller raises each request
+before its tool calls; a scripted speaker then says each ``say`` check's value (rendered
+in words by ``vamos_env.speech.render``) with its first topic phrase, or the claim a
+value-less or text check needs, at the start of its window, and the caller says "Yes,
+go ahead." after each read-back a ``confirm`` check waits for. Graded with the code
+verifier, every task must pass; taking the caller's agreement away, silencing the agent,
+or getting every amount wrong must fail exactly the checks that depend on them.
 """
 
 from __future__ import annotations
@@ -31,11 +32,46 @@ replay = pytest.importorskip("vamos_env.envs.energy.tasks.replay")
 if not EXAM.exists() or not hasattr(replay, "REPLAYERS"):
     pytest.skip("the exam or its replay is not available", allow_module_level=True)
 
-Speech = tuple[str, str, Check]  # (speaker, text, the check it serves)
+Speech = tuple[str, str, Check | None]  # (speaker, text, the check it serves)
+
+
+# How a correct agent states each proposition (value-less checks and text values): the
+# verifier needs the claim, never a bare topic word.
+CLAIMS = {
+    "nothing owed on the bills": "You have no balance: every bill is paid in full.",
+    "nothing past due": "Nothing on your account is past due.",
+    "estimated meter reading": "The meter reading was estimated.",
+    "payment declined, bill not paid": "I'm sorry, the card was declined, so the bill is not paid.",
+    "arrangement already active": "You already have an active payment arrangement.",
+    "shutoff process": "Your account is in the shutoff process.",
+    "a promise is not recorded": "I can only record a payment once you've made it.",
+    "paper bills by post": "Your bills will come by mail from now on.",
+    "no income on file": "We have no income on file for you.",
+}
+TEXT_CLAIMS = {
+    "paperless billing status": lambda v: {
+        "on": "Paperless billing is on: your bills come by email.",
+        "off": "Paperless billing is off: your bills come by mail.",
+    }[v],
+    "electricity supplier": lambda v: f"Your electricity supply comes from {v}.",
+    "main reason for the increase": lambda v: f"The bill went up mainly because of the {v}.",
+}
+
+
+def statement(check: Check, shift_cents: int = 0) -> str:
+    """The agent's sentence that meets a ``say`` check."""
+    if check.value is None:
+        return CLAIMS[check.topic]
+    if check.value_type == "text":
+        return TEXT_CLAIMS[check.topic](str(check.value))
+    phrase = check.topic_phrases[0] if check.topic_phrases else check.topic
+    return f"About the {phrase}: {spoken_value(check, shift_cents)}."
 
 
 def spoken_value(check: Check, shift_cents: int = 0) -> str:
     value, kind = check.value, check.value_type
+    if kind == "rate":
+        return f"{value} cents per kilowatt-hour"
     if kind == "money":
         return render.money(int(str(value)) + shift_cents)
     if kind == "date":
@@ -51,6 +87,10 @@ def spoken_value(check: Check, shift_cents: int = 0) -> str:
         unit = "payment" if ("payment" in words or "instal" in words) else "month"
         return render.count(int(str(value)), unit)
     return str(value)
+
+
+# The trace position where each request's tool calls begin, by task (set by ``play``).
+REQUEST_STARTS: dict[str, list[int]] = {}
 
 
 def play(task: Task) -> tuple[list[Any], LedgerDiff]:
@@ -69,7 +109,9 @@ def play(task: Task) -> tuple[list[Any], LedgerDiff]:
                 "second_factor": caller.second_factor.value,
             },
         )
+        starts: list[int] = []
         for index, request in enumerate(task.requests):
+            starts.append(len(runner.session.trace))
             prefix = f"r{index}_"
             current = replay._Request(
                 index,
@@ -80,6 +122,7 @@ def play(task: Task) -> tuple[list[Any], LedgerDiff]:
             replay.REPLAYERS[request.kind](runner, current)
         assert not runner.report.problems, runner.report.problems
         trace = list(runner.session.trace)
+        REQUEST_STARTS[task.task_id] = starts
     finally:
         clients.close()
     return trace, read_ledger(before, after, task.caller.account_number)
@@ -96,9 +139,15 @@ def _position(trace: list[Any], tool: str, outcome: str) -> int | None:
 
 
 def speech_plan(task: Task, trace: list[Any], shift_cents: int = 0) -> dict[int, list[Speech]]:
-    """What is said after each tool call (by its position in the trace)."""
+    """What is said after each tool call (by its position in the trace): each request is
+    raised by the caller before its first tool call, and its checks are met after that."""
     plan: dict[int, list[Speech]] = defaultdict(list)
     placed: dict[str, int] = {}
+    starts = REQUEST_STARTS[task.task_id]
+    raised = [max(0, start - 1) for start in starts]
+    for index, request in enumerate(task.requests):
+        if index:
+            plan[raised[index]].append(("caller", request.says, None))
     for check in [c for c in task.checks if c.kind == "say"]:
         w = check.window
         opened = _position(trace, w.after_tool, w.after_outcome) if w.after_tool else 0
@@ -106,17 +155,20 @@ def speech_plan(task: Task, trace: list[Any], shift_cents: int = 0) -> dict[int,
         if opened is None:
             continue
         at = opened if w.after_tool else (closed - 1 if closed is not None else 0)
-        phrase = check.topic_phrases[0] if check.topic_phrases else check.topic
-        if check.value is None:
-            text = f"I can tell you: {phrase}."
-        else:
-            text = f"About the {phrase}: {spoken_value(check, shift_cents)}."
-        plan[at].append(("agent", text, check))
+        at = max(at, raised[check.request_index])
+        plan[at].append(("agent", statement(check, shift_cents), check))
         placed[check.id] = at
     for check in [c for c in task.checks if c.kind == "confirm"]:
         at = placed.get(check.window.after_check or "", 0)
         plan[at].append(("caller", "Yes, go ahead.", check))
-    return plan
+
+    def order(speech: Speech) -> tuple[int, int]:
+        speaker, text, check = speech
+        if check is None:  # a request raised: after what the earlier requests say there
+            return next(i for i, r in enumerate(task.requests) if r.says == text), 0
+        return check.request_index, 1 if speaker == "agent" else 2
+
+    return {at: sorted(said, key=order) for at, said in plan.items()}
 
 
 def transcript(
@@ -181,7 +233,8 @@ def test_without_the_callers_agreement_exactly_the_confirm_checks_fail(
             continue
         tested += 1
         plan = speech_plan(task, trace)
-        verdict = grade(task, transcript(task, trace, plan, lambda s: s[0] != "caller"), ledger)
+        no_yes = transcript(task, trace, plan, lambda s: s[0] != "caller" or s[2] is None)
+        verdict = grade(task, no_yes, ledger)
         assert _failing(verdict) == confirms, task.task_id
     assert tested >= 20
 

@@ -9,26 +9,22 @@ negated or asked rather than claimed, and whether a caller's reply is an agreeme
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
+from vamos_env.grading.clauses import NEGATORS, Sentence, sentence_at, sentences
 from vamos_env.speech import normalise
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
-# A full stop after these is an abbreviation ("Aug. 29", "Mrs. Park"), not a sentence end.
-_ABBREVIATION = re.compile(
-    r"\b(mr|mrs|ms|dr|st|no|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.$", re.IGNORECASE
-)
-
-# Words that turn a claim into its opposite when they come shortly before it.
-NEGATORS = frozenset(
-    {
-        "not", "no", "never", "nothing", "neither", "nor", "unable", "failed", "without",
-        "didn't", "doesn't", "don't", "isn't", "wasn't", "weren't", "aren't", "hasn't",
-        "haven't", "hadn't", "won't", "wouldn't", "couldn't", "can't", "cannot", "shouldn't",
-    }
-)  # fmt: skip
-_NEGATION_REACH = 4  # words before a phrase that can negate it
+__all__ = [
+    "NEGATORS",
+    "Sentence",
+    "agreement",
+    "claimed_phrase",
+    "has_phrase",
+    "phrase_positions",
+    "relative_date",
+    "sentence_at",
+    "sentences",
+]
 
 _AGREE_WORDS = frozenset(
     {"yes", "yeah", "yep", "yup", "sure", "absolutely", "definitely", "agreed", "uh-huh", "mm-hmm"}
@@ -73,38 +69,6 @@ _HARMLESS_NO = ("no problem", "no worries", "no rush", "no thanks needed")
 Agreement = Literal["agree", "refuse", "mixed", "none"]
 
 
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    text: str
-    start: int  # offset into the turn's text
-    end: int
-
-
-def sentences(text: str) -> list[Sentence]:
-    out: list[Sentence] = []
-    position = 0
-    for piece in _SENTENCE_END.split(text):
-        start = text.find(piece, position) if piece else position
-        if piece.strip():
-            if out and _ABBREVIATION.search(out[-1].text):
-                joined = out.pop()
-                out.append(Sentence(text[joined.start : start + len(piece)], joined.start,
-                                    start + len(piece)))  # fmt: skip
-            else:
-                out.append(Sentence(piece, start, start + len(piece)))
-        position = start + len(piece)
-    return out
-
-
-def sentence_at(text: str, offset: int) -> tuple[int, list[Sentence]]:
-    """The index of the sentence holding character ``offset``, and all the sentences."""
-    parts = sentences(text)
-    for i, part in enumerate(parts):
-        if part.start <= offset < max(part.end, part.start + 1):
-            return i, parts
-    return max(0, len(parts) - 1), parts
-
-
 def _words(text: str) -> list[str]:
     return normalise(text).split()
 
@@ -126,19 +90,15 @@ def has_phrase(text: str, phrases: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
-def claimed_phrase(
-    sentence: str, phrases: tuple[str, ...] | list[str], *, questions_claim: bool = False
-) -> str | None:
-    """The first phrase the sentence claims: said and not negated just before it. A question
-    ("Shall I put it through?") claims nothing unless ``questions_claim``."""
-    if not questions_claim and sentence.rstrip().endswith("?"):
-        return None
-    words = _words(sentence)
-    for phrase in phrases:
-        for k in phrase_positions(sentence, phrase):
-            before = words[max(0, k - _NEGATION_REACH) : k]
-            if not any(w in NEGATORS for w in before):
-                return phrase
+def claimed_phrase(sentence: str, phrases: tuple[str, ...] | list[str]) -> str | None:
+    """The first of ``phrases`` the text claims: said in a clause that does not negate it
+    and is not a question ("Shall I put it through?" claims nothing); see ``clauses``."""
+    from vamos_env.grading.claims import phrase_claims
+
+    by_words = {normalise(p): p for p in phrases}
+    for claim in phrase_claims(sentence, tuple(phrases)):
+        if claim.holds:
+            return by_words.get(normalise(claim.said), claim.said)
     return None
 
 

@@ -14,6 +14,15 @@ event (the first matching call of ``after_tool``, or the first evidence of
 ``after_check``) and strictly before the closing event (the first matching call of
 ``before_tool``). An opening event that never happened leaves the window closed; a
 closing event that never happened leaves it open to the end of the call.
+
+Requests: ``raised(task)`` finds the caller turn that raises each request (the turn
+holding the request's words, ``says`` or ``rephrase``, as the scripted caller says them
+inside its persona's frame; failing that, the turn sharing most of their words, at
+least three and 60%). The code verifier counts what the agent says about a request only
+after verification, from the turn that raises it to the turn that raises the next one: a
+bill total said in a payment confirmation before the caller asked about the bill does
+not answer the bill question. A request whose raising is not found keeps the window its
+check names.
 """
 
 from __future__ import annotations
@@ -22,8 +31,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vamos_env.envs.energy.tasks.schema import Check
+from vamos_env.envs.energy.tasks.schema import Check, Task
+from vamos_env.speech import normalise
 from vamos_env.types import Transcript, Turn
+
+# Words too common to tell one request from another.
+_COMMON = frozenset(
+    {"about", "after", "again", "also", "been", "bill", "bills", "could", "does", "from",
+     "have", "just", "know", "like", "make", "much", "please", "that", "than", "their",
+     "them", "then", "there", "this", "want", "what", "when", "where", "which", "with",
+     "would", "your", "you're", "it's", "i'm", "i'd", "i'll", "can't", "right", "today"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +87,19 @@ class Span:
     opened_by: str = "the start of the call"
     closed_by: str = "the end of the call"
 
+    def within(self, start: int, end: int, opened_by: str, closed_by: str) -> Span:
+        """This span cut to ``start <= i < end`` (labels say which bound moved)."""
+        if not self.opened:
+            return self
+        new_start, new_end = max(self.start, start), min(self.end, end)
+        return Span(
+            new_start,
+            max(new_start, new_end),
+            True,
+            opened_by if start > self.start else self.opened_by,
+            closed_by if end < self.end else self.closed_by,
+        )
+
     def __contains__(self, index: object) -> bool:
         return self.opened and isinstance(index, int) and self.start <= index < self.end
 
@@ -85,6 +116,8 @@ class Timeline:
     transcript: Transcript
     events: list[ToolEvent] = field(default_factory=list)
     verified_at: int | None = None  # turn of the first successful verify_caller
+    _raised_for: str | None = None
+    _raised: tuple[int | None, ...] = ()
 
     @classmethod
     def of(cls, transcript: Transcript) -> Timeline:
@@ -151,6 +184,47 @@ class Timeline:
             and (span is None or t.index in span)
         ]
 
+    def raised(self, task: Task) -> list[int | None]:
+        """The turn raising each of the task's requests (None where it is not found)."""
+        key = task.task_id
+        if self._raised_for == key:
+            return list(self._raised)
+        callers = [t for t in self.speech("caller") if not t.spurious]
+        heard = [(t.index, f" {normalise(t.text)} ") for t in callers]
+        out: list[int | None] = []
+        after = -1
+        for request in task.requests:
+            texts = [normalise(request.says), normalise(request.rephrase)]
+            at = next(
+                (i for i, said in heard if i > after and any(f" {x} " in said for x in texts if x)),
+                None,
+            )
+            if at is None:
+                at = _closest(heard, after, texts)
+            out.append(at)
+            if at is not None:
+                after = at
+        self._raised_for, self._raised = key, tuple(out)
+        return out
+
+    def request_bounds(self, task: Task, request_index: int) -> tuple[int, int, str, str]:
+        """Where talk about a request counts: from its raising to the next request's."""
+        raised = self.raised(task)
+        start, opened = 0, "the start of the call"
+        if self.verified_at is not None:
+            # Before verification the agent serves nothing (what it says then is the gate's).
+            start, opened = self.verified_at + 1, f"verification at turn {self.verified_at}"
+        if 0 < request_index < len(raised) and (raised[request_index] or 0) > start:
+            start = raised[request_index] or 0
+            opened = f"the caller raising request {request_index} at turn {start}"
+        end, closed = self.end, "the end of the call"
+        for later in range(request_index + 1, len(raised)):
+            turn = raised[later]
+            if turn is not None:
+                end, closed = turn, f"the caller raising request {later} at turn {turn}"
+                break
+        return start, end, opened, closed
+
     def window(self, check: Check, evidence_turn: Callable[[str], int | None]) -> Span:
         """The evidence window of ``check``; ``evidence_turn(check_id)`` gives another check's
         first evidence turn (for ``after_check``)."""
@@ -177,6 +251,24 @@ class Timeline:
                     f"{_outcome_label(w.before_tool, w.before_outcome)} at turn {event.turn}"
                 )
         return Span(start, max(start, end), opened, opened_by, closed_by)
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in text.split() if len(w) > 3 and w not in _COMMON and not w.isdigit()}
+
+
+def _closest(heard: list[tuple[int, str]], after: int, texts: list[str]) -> int | None:
+    """The first caller turn after ``after`` sharing most of a request's words."""
+    wanted = [_content(x) for x in texts if x]
+    for index, said in heard:
+        if index <= after:
+            continue
+        words = _content(said)
+        for target in wanted:
+            shared = len(words & target)
+            if shared >= 3 and shared >= 0.6 * len(target):
+                return index
+    return None
 
 
 def _outcome_label(tool: str, outcome: str) -> str:
