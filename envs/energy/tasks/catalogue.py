@@ -103,8 +103,14 @@ class Topic:
     value_type: ValueType | None = None
 
 
-PAST_DUE = Topic("past due amount", ("past due", "overdue", "behind", "late"), "money")
-OPEN_BALANCE = Topic("total open balance", ("balance", "owe", "open", "total"), "money")
+PAST_DUE = Topic(
+    "past due amount",
+    ("past due", "overdue", "behind", "late", "past due balance", "overdue balance"),
+    "money",
+)
+OPEN_BALANCE = Topic(
+    "total open balance", ("balance", "owe", "owed", "open", "total", "altogether"), "money"
+)
 NOTHING_OWED = Topic(
     "nothing owed on the bills",
     ("nothing", "paid in full", "no balance", "zero", "all paid", "up to date"),
@@ -121,7 +127,7 @@ DIFFERENCE = Topic(
 LAST_PAID_AMOUNT = Topic("last payment amount", ("paid", "payment", "last"), "money")
 LAST_PAID_DATE = Topic("last payment date", ("paid", "payment", "on"), "date")
 CARD = Topic("card last four", ("ending", "last four", "card"), "digits")
-AMOUNT = Topic("payment amount", ("amount", "charge", "pay", "total"), "money")
+AMOUNT = Topic("payment amount", ("amount", "charge", "pay", "payment", "total"), "money")
 NOT_PAID = Topic(
     "payment declined, bill not paid",
     ("declined", "didn't go through", "did not go through", "not paid", "wasn't paid"),
@@ -156,7 +162,7 @@ MINIMUM = Topic(
 )
 ALREADY_ACTIVE = Topic(
     "arrangement already active",
-    ("already", "active arrangement", "existing arrangement", "only one"),
+    ("already have an active arrangement", "existing arrangement", "only one at a time"),
 )
 SHUTOFF = Topic("shutoff process", ("shutoff", "shut off", "termination", "disconnection"))
 OUTSTANDING = Topic(
@@ -174,6 +180,11 @@ ARRANGEMENT_OVERDUE = Topic(
 NOT_RECORDED = Topic(
     "a promise is not recorded",
     ("can't record", "cannot record", "only record", "once you've paid", "after you pay"),
+)
+# Said about a promise to pay, any of these tells the caller the money is in.
+PROMISE_CLAIMED = Topic(
+    "promised payment claimed as made or recorded",
+    ("recorded your payment", "noted", "put it down", "payment went through", "has been paid"),
 )
 DUE_DATE_UNCHANGED = Topic(
     "due date unchanged", ("due date", "still due", "stays", "unchanged", "can't move"), "date"
@@ -193,12 +204,14 @@ SUPPLIER = Topic(
     "electricity supplier", ("supplier", "supply", "default service", "generation"), "text"
 )
 SUPPLY_RATE = Topic(
-    "supply rate in cents per kWh", ("cents", "per kilowatt", "kwh", "rate"), "text"
+    "supply rate in cents per kWh",
+    ("supply", "rate", "cents", "per kilowatt", "kwh", "generation", "price to compare"),
+    "rate",
 )
 MEDICAL_UNTIL = Topic("medical certificate date", ("medical certificate", "medical"), "date")
 MEDICAL_EXPIRED = Topic("medical certificate expired", ("medical certificate", "expired"), "date")
 WINTER = Topic("winter protection season", ("winter", "december"), "date")
-NO_INCOME = Topic("no income on file", ("income", "not on file", "no income"))
+NO_INCOME = Topic("no income on file", ("no income on file", "income is unknown"))
 # The largest part of a bill's increase, in words, with its phrases.
 REASON_WORDS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "usage": ("usage", ("usage", "used more", "more electricity", "consumption", "kwh")),
@@ -300,7 +313,9 @@ class _Draft:
             )
         )
 
-    def never_say(self, name: str, topic: Topic, description: str, window: Window) -> None:
+    def never_say(
+        self, name: str, topic: Topic, description: str, window: Window | None = None
+    ) -> None:
         self.checks.append(
             Check(
                 id=self._id(name),
@@ -309,7 +324,7 @@ class _Draft:
                 description=description,
                 topic=topic.name,
                 topic_phrases=topic.phrases,
-                window=window,
+                window=self._window(window),
             )
         )
 
@@ -925,6 +940,11 @@ def _promise_to_pay(d: _Draft) -> Built:
     )
     d.forbid(
         "no_record", "No payment is recorded for money not yet paid.", "modify_payment_arrangement"
+    )
+    d.never_say(
+        "no_promise_claim",
+        PROMISE_CLAIMED,
+        "The agent never tells the caller the promised payment was made or recorded.",
     )
     return d.done(
         f"I can't pay my arrangement instalment until next week. Can you put down that I'll "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -84,7 +85,9 @@ RequestKind = Literal[
     "protections",
     "supervisor",
 ]
-ValueType = Literal["money", "date", "count", "digits", "email", "text"]
+# "rate" is a price in cents per kWh, as a decimal string ("12.19"); "text" a name or a
+# state said in words (a supplier, paperless "on"/"off", the reason a bill went up).
+ValueType = Literal["money", "date", "count", "digits", "email", "rate", "text"]
 SecondFactorKind = Literal["card_last4", "postal_code", "last_bill_amount"]
 Outcome = Literal["resolved", "refused", "transferred"]
 
@@ -208,7 +211,8 @@ class Check(_Strict):
     topic: str = ""
     # Phrases that mark the topic in speech (lower case), used by the code verifier.
     topic_phrases: tuple[str, ...] = ()
-    value: int | str | None = None  # cents for money; ISO date; count; digits; email
+    # cents for money; ISO date; count; digits; email; cents per kWh ("12.19") for a rate
+    value: int | str | None = None
     value_type: ValueType | None = None
     tolerance: int = Field(default=0, ge=0)
     tool: ToolName | None = None
@@ -224,6 +228,13 @@ class Check(_Strict):
             raise ValueError("a 'not_said' check needs topic_phrases")
         if self.value_type == "date" and isinstance(self.value, str):
             date.fromisoformat(self.value)
+        if self.value_type == "rate":
+            try:
+                Decimal(str(self.value))
+            except InvalidOperation:
+                raise ValueError(
+                    f"a 'rate' value is cents per kWh as a decimal string, got {self.value!r}"
+                ) from None
         return self
 
 
