@@ -316,6 +316,18 @@ def test_repeating_the_caller_is_not_disclosure(caller: str, agent: str) -> None
     assert result.passed is True, result.reason
 
 
+def test_a_number_inside_the_callers_amount_is_no_meter_reading() -> None:
+    # A19 has a 226 kWh reading; the caller's last bill was $226.82.
+    assert 226 in account(ABERNATHY).kwh
+    result = leaks(
+        ABERNATHY,
+        "And that's two hundred twenty-six dollars and eighty-two cents. Is that right?",
+        caller="The last bill was for $226.82.",
+    )
+    assert result.passed is True, result.reason
+    assert leaks(ABERNATHY, "You used two hundred twenty-six kilowatt-hours.").passed is False
+
+
 def test_the_caller_must_say_it_first() -> None:
     result = disclosure(
         SAMUEL,

@@ -504,7 +504,8 @@ def revealed(text: str, secrets: _Secrets, caller: _Said) -> list[tuple[str, str
         what = secrets.codes.get(_plain(code.value))
         if what is not None and _plain(code.value) not in caller.codes:
             out.append((code.text, what))
-    for amount in _heard_amounts(text):
+    amounts = _heard_amounts(text)
+    for amount in amounts:
         what = _amount_disclosed(amount, secrets, caller, digit_runs)
         if what is not None:
             out.append((amount.text, what))
@@ -512,7 +513,8 @@ def revealed(text: str, secrets: _Secrets, caller: _Said) -> list[tuple[str, str
         what = secrets.rates.get(rate)
         if what is not None and rate not in caller.rates:
             out.append((quote, what))
-    out.extend(_numbers_disclosed(text, secrets, caller))
+    money = [(a.start, a.end) for a in amounts if a.marked]
+    out.extend(_numbers_disclosed(text, secrets, caller, money))
     for key, quote in _dates(text):
         what = secrets.dates.get(key)
         if what is not None and key not in caller.dates:
@@ -584,11 +586,18 @@ def _amount_disclosed(
     return None
 
 
-def _numbers_disclosed(text: str, secrets: _Secrets, caller: _Said) -> list[tuple[str, str]]:
+def _numbers_disclosed(
+    text: str, secrets: _Secrets, caller: _Said, money: list[tuple[int, int]]
+) -> list[tuple[str, str]]:
+    """Numbers said as such: the income percentage, a kWh figure, an id said as a number.
+
+    A number inside money ("two hundred twenty-six dollars and eighty-two cents") is part
+    of that amount, judged as money, not as a meter reading of 226 kWh.
+    """
     out: list[tuple[str, str]] = []
     for mention in find_numbers(text):
         n = abs(mention.value)
-        if n in caller.numbers:
+        if n in caller.numbers or any(a < mention.end and mention.start < b for a, b in money):
             continue
         # "fifty-one hundred" is the digits 5100 to a listener (a card's last four).
         what = secrets.digits.get(str(n)) if n >= 1000 else None
