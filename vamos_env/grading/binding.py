@@ -29,9 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vamos_env.grading.clauses import Clause, clauses
+from vamos_env.speech import normalise
 
 # Topics a figure may belong to that are not the check's own: a figure bound to one of
 # these is not bound to the check. Keys start with "~" so they never meet a real topic.
@@ -104,28 +106,33 @@ class Lexicon:
 
     @classmethod
     def build(cls, topics: dict[str, Sequence[str]], other: Sequence[str] = ()) -> Lexicon:
-        from vamos_env.speech import normalise
+        frozen = tuple((topic, tuple(phrases)) for topic, phrases in topics.items())
+        return _lexicon(frozen, tuple(other))
 
-        table: dict[tuple[str, ...], set[str]] = {}
-        for topic, phrases in topics.items():
-            for phrase in phrases:
-                words = tuple(normalise(phrase).split())
-                if words:
-                    table.setdefault(words, set()).add(topic)
-        own_words = [
-            {w for phrase in phrases for w in normalise(phrase).split()}
-            for phrases in topics.values()
-        ]
-        for phrase in other:
+
+@lru_cache(maxsize=512)
+def _lexicon(
+    topic_phrases: tuple[tuple[str, tuple[str, ...]], ...], other: tuple[str, ...]
+) -> Lexicon:
+    topics = dict(topic_phrases)
+    # Built once per set of phrases (a task's checks), not once per call.
+    table: dict[tuple[str, ...], set[str]] = {}
+    for topic, phrases in topics.items():
+        for phrase in phrases:
             words = tuple(normalise(phrase).split())
-            # "last payment" is the last payment's own topic when its words are the topic's.
-            if not words or words in table or any(set(words) <= mine for mine in own_words):
-                continue
-            table[words] = {"~" + " ".join(words)}
-        entries = tuple(
-            sorted(((w, frozenset(t)) for w, t in table.items()), key=lambda e: -len(e[0]))
-        )
-        return cls(entries, frozenset(w[0] for w, _ in entries))
+            if words:
+                table.setdefault(words, set()).add(topic)
+    own_words = [
+        {w for phrase in phrases for w in normalise(phrase).split()} for phrases in topics.values()
+    ]
+    for phrase in other:
+        words = tuple(normalise(phrase).split())
+        # "last payment" is the last payment's own topic when its words are the topic's.
+        if not words or words in table or any(set(words) <= mine for mine in own_words):
+            continue
+        table[words] = {"~" + " ".join(words)}
+    entries = tuple(sorted(((w, frozenset(t)) for w, t in table.items()), key=lambda e: -len(e[0])))
+    return Lexicon(entries, frozenset(w[0] for w, _ in entries))
 
 
 @dataclass(frozen=True, slots=True)

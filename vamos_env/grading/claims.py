@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from vamos_env.grading.clauses import Clause, clauses, compile_forms
+from vamos_env.grading.clauses import Clause, clauses, compile_forms, shared
 from vamos_env.speech import normalise
-
-CACHE_SIZE = 8192
 
 _NIL_AFTER = frozenset({"nothing", "zero", "none", "no", "0", "0.00", "nil"})
 
@@ -254,11 +251,14 @@ PREDICATES: dict[str, Predicate] = {
 }
 
 
-@lru_cache(maxsize=CACHE_SIZE)
 def claims(text: str, predicate: str) -> tuple[Claim, ...]:
     """Every clause of ``text`` that asserts ``predicate`` or its negation."""
     spec = PREDICATES[predicate]
-    return tuple(claim for clause in clauses(text) if (claim := _claim(clause, spec)) is not None)
+    return shared(
+        text,
+        ("grading.claims", predicate),
+        lambda: tuple(c for clause in clauses(text) if (c := _claim(clause, spec)) is not None),
+    )
 
 
 def _claim(clause: Clause, spec: Predicate) -> Claim | None:
@@ -335,11 +335,14 @@ def found(text: str, pairs: tuple[tuple[str, bool], ...]) -> list[Claim]:
     return sorted(out, key=lambda c: c.clause.index)
 
 
-@lru_cache(maxsize=CACHE_SIZE)
 def phrase_claims(text: str, phrases: tuple[str, ...]) -> tuple[Claim, ...]:
     """Claims of a topic known only by its phrases: a phrase said, not negated, not asked."""
     forms = tuple(re.escape(normalise(p)) for p in phrases if normalise(p))
     if not forms:
         return ()
     spec = Predicate("phrases", forms=forms, inner_negation=False)
-    return tuple(c for clause in clauses(text) if (c := _claim(clause, spec)) is not None)
+    return shared(
+        text,
+        ("grading.phrases", forms),
+        lambda: tuple(c for clause in clauses(text) if (c := _claim(clause, spec)) is not None),
+    )

@@ -22,22 +22,27 @@ through, right?" claims success). A clause is conditional when a condition or pu
 word stands in it ("if", "once", "unless", "so that", "in order to", ...): "once you
 pay it will be recorded" claims nothing yet.
 
-Everything is computed once per text (a bounded LRU); the same sentence said again, or
-read by several checks, is parsed once.
+Everything is computed once per text and kept on the speech parser's analysis of that
+text (``shared``): the same sentence said again, or read by several checks, the caller
+and the gate, is parsed once.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import TypeVar
 
-from vamos_env.speech.tokens import Token, tokenize
+from vamos_env.speech.numbers import analyse
+from vamos_env.speech.tokens import Token
 from vamos_env.speech.vocabulary import DIGIT_WORDS
 
 CACHE_SIZE = 8192
+R = TypeVar("R")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 # A full stop after these is an abbreviation ("Aug. 29", "Mrs. Park"), not a sentence end.
@@ -214,22 +219,34 @@ def _joined(words: tuple[str, ...]) -> tuple[str, list[int]]:
     return " ".join(words), starts
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+def shared(text: str, key: object, compute: Callable[[], R]) -> R:
+    """``compute()`` once per text and key, kept on the speech parser's analysis of the text:
+    the caller, the gate and the checks share one parse, and clearing the parser's cache
+    clears these with it."""
+    return analyse(text).remember(key, compute)
+
+
 def clauses(text: str) -> tuple[Clause, ...]:
     """The clauses of a turn's text, in order."""
+    return shared(text, "grading.clauses", lambda: _clauses(text))
+
+
+def _clauses(text: str) -> tuple[Clause, ...]:
     out: list[Clause] = []
+    every = analyse(text).tokens  # the parser's tokens of the whole text, shared
+    k = 0
     for number, sentence in enumerate(sentences(text)):
-        tokens = [
-            Token(t.norm, t.start + sentence.start, t.end + sentence.start, t.kind)
-            for t in tokenize(sentence.text)
-        ]
+        while k < len(every) and every[k].start < sentence.start:
+            k += 1
+        tokens = []
+        while k < len(every) and every[k].start < sentence.end:
+            tokens.append(every[k])
+            k += 1
         asks = sentence.text.rstrip().endswith("?")
         pieces = _split(tokens)
-        for k, piece in enumerate(pieces):
+        for n, piece in enumerate(pieces):
+            question = piece[0].norm in _QUESTION_STARTS or (asks and n == len(pieces) - 1)
             words = [t.norm for t in piece]
-            question = words[0] in _QUESTION_STARTS
-            if asks and k == len(pieces) - 1:
-                question = True
             out.append(
                 Clause(
                     sentence=number,
@@ -299,8 +316,13 @@ def _spaced(tokens: list[Token], i: int) -> bool:
     return before < tokens[i].start and tokens[i].end < after
 
 
+_BREAKS_BY_FIRST: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _phrase in sorted(_BREAK_PHRASES, key=len, reverse=True):
+    _BREAKS_BY_FIRST[_phrase[0]] = (*_BREAKS_BY_FIRST.get(_phrase[0], ()), _phrase)
+
+
 def _break_phrase_at(tokens: list[Token], i: int) -> int:
-    for phrase in _BREAK_PHRASES:
+    for phrase in _BREAKS_BY_FIRST.get(tokens[i].norm, ()):
         size = len(phrase)
         if i + size <= len(tokens) and all(tokens[i + k].norm == phrase[k] for k in range(size)):
             return size
