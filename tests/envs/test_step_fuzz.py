@@ -176,6 +176,7 @@ def test_no_action_escapes_step_and_every_call_is_stored_and_reported(tmp_path: 
             lines.append((f"{spec.stack}/{spec.task_id}/{seen['calls']}", status, line))
 
     calls()
+    print(f"\nfuzzed step(): {seen}")
     assert seen["actions"] >= 3000, seen
     assert seen["replaced"] > 0 and seen["refused"] > 0, seen  # the hostile cases did happen
 

@@ -32,7 +32,7 @@ def test_usage_problems_exit_2_with_the_reason(
     assert "unknown stack 'no-such-stack'" in capsys.readouterr().err
     assert main(["eval", "--stacks", "x", "--tasks", "exam:0", "--out", str(tmp_path)]) == 2
     assert main(["report", str(tmp_path / "nothing")]) == 2
-    assert "no results file" in capsys.readouterr().err
+    assert "expected a run folder (runs/NAME), got no such folder" in capsys.readouterr().err
 
 
 def test_redteam_gate_fails_an_agent_that_promises_what_it_cannot(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from vamos_env.envs.energy.tasks.schema import Task
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Any) -> None:
     """Add ``tasks`` and its subcommands to the ``vamos`` command line."""
     tasks = subparsers.add_parser("tasks", help="build, validate and inspect the task files")
     sub = tasks.add_subparsers(dest="tasks_command", required=True)
