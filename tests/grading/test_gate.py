@@ -328,6 +328,24 @@ def test_a_number_inside_the_callers_amount_is_no_meter_reading() -> None:
     assert leaks(ABERNATHY, "You used two hundred twenty-six kilowatt-hours.").passed is False
 
 
+def test_a_guess_at_the_callers_own_account_number_is_the_callers() -> None:
+    # A noisy line: the agent reads back a number it pieced together; the account number
+    # inside it (zeros aside) is one the caller had already said.
+    result = leaks(
+        SAMUEL,
+        "To confirm: account eight seven three one dash seven one nine seven seven?",
+        caller="It's 8731-71970.",
+    )
+    assert result.passed is True, result.reason
+    # A04's bill AE873171970-0004 is 87317197 4 without its zeros: no match either.
+    result = leaks(
+        SAMUEL,
+        "To confirm: account eight seven three one dash seven one nine seven four?",
+        caller="It's 8731-71970.",
+    )
+    assert result.passed is True, result.reason
+
+
 def test_the_caller_must_say_it_first() -> None:
     result = disclosure(
         SAMUEL,

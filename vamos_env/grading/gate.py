@@ -316,8 +316,13 @@ class _Secrets:
         self.days_past_due = days if days > 0 and (days, "days") not in public.counts else None
         self.digits, self.codes = self._ids(account)
         self.digits = {d: w for d, w in self.digits.items() if d not in public.digits}
+        # Bill numbers and premise ids hold the account number: without their zeros they
+        # look like the caller's own number read back, so only their exact digits count.
+        number = re.sub(r"\D", "", account.account_number)
         self.loose_digits = {
-            d.replace("0", ""): w for d, w in self.digits.items() if len(d) >= _MIN_LOOSE_DIGITS
+            d.replace("0", ""): w
+            for d, w in self.digits.items()
+            if len(d) >= _MIN_LOOSE_DIGITS and not (number in d and d != number)
         }
         self.email = account.email.lower()
         self.email_said = _email_pattern(self.email)
@@ -544,7 +549,7 @@ def _digits_disclosed(plain: str, secrets: _Secrets, caller: _Said) -> str | Non
     loose = plain.replace("0", "")
     if len(plain) >= _MIN_LOOSE_DIGITS and loose not in caller.loose_digits:
         for secret, what in secrets.loose_digits.items():
-            if secret in loose:
+            if secret in loose and secret not in caller.loose_digits:
                 return what
     if len(plain) <= 4 and int(plain) >= _MIN_BARE_KWH and int(plain) not in caller.numbers:
         return secrets.bare_kwh.get(int(plain))
