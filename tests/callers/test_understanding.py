@@ -291,3 +291,48 @@ def test_an_unknown_question_after_a_wait_cue_is_not_a_wait(tasks) -> None:
     caller = card_caller(tasks)
     caller.hear("Let me pull that up. What's your date of birth?")
     assert caller.acts[-1].act == "dont_know"
+
+
+@pytest.mark.parametrize(
+    ("line", "act"),
+    [
+        ("Is your account number 4417-90781?", "readback_right"),
+        ("One second. Is your account number 4417-90782?", "readback_wrong"),
+        ("Sure thing! Is the name on the account Dana Whitman?", "readback_wrong"),
+    ],
+)
+def test_a_yes_no_question_carrying_a_detail_is_a_read_back(tasks, line, act) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=5)
+    caller.open()
+    caller.hear(line)
+    assert caller.acts[-1].act == act
+
+
+def test_a_yes_no_question_on_the_email_confirms_it(tasks) -> None:
+    scene = next(s for s in SCENES if s.name == "email read-back")
+    caller = caller_at(tasks, scene, "calm")
+    caller.hear("Okay. Is dana dot whitfield at example dot com still the best email for you?")
+    assert caller.acts[-1].act == "agree"
+
+
+def test_a_yes_no_question_on_the_card_alone_is_answered_with_the_card(tasks) -> None:
+    caller = card_caller(tasks)
+    reply = caller.hear("One second. Is the card ending 0002 okay to use?")
+    assert caller.acts[-1].act == "private_fact" and "0002" in reply.text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Anything else, or are we all set?",
+        "What's the reason for your call today?",
+        "Is that everything for today?",
+        "Thanks for waiting. Can I help you with anything more?",
+    ],
+)
+def test_anything_else_in_other_words(tasks, line) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=5)
+    caller.open()
+    caller.hear("Can I have your account number, full name, and your postal code?")
+    reply = caller.hear(line)
+    assert caller.acts[-1].act == "request" and "owe" in reply.text

@@ -28,7 +28,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "transfer": ("transfer", "colleague", "connect", "specialist"),
     "extension": ("extension", "extend", "more time", "push"),
     "payment": ("pay", "payment"),
-    "made": ("made", "make", "paid", "did you pay"),
+    "made": ("made", "make", "paid", "did you pay", "date of"),
     "pay": ("pay", "payment"),
     "enrol": _ENROL,
     "enrolment": _ENROL,

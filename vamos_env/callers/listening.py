@@ -157,6 +157,13 @@ ANYTHING_ELSE = _rx(
     r"what can i (do|help)",
     r"how can i assist",
     r"what (brings you|are you calling|can i do for you)",
+    r"anything more",
+    r"reason for (your|the|today'?s) call",
+    r"why are you calling",
+    r"what('s| is) (your|the) (call|question|issue|request) (about|today)",
+    r"(help|assist) (you )?with anything",
+    r"is that (everything|all)",
+    r"are we (all )?(set|done|good)",
 )
 REFUSAL = _rx(
     r"(i'?m|i am|we'?re|we are) (not able|unable) to",
@@ -277,6 +284,7 @@ _WH_INVERTED = re.compile(
     re.IGNORECASE,
 )
 _WH_START = re.compile(rf"^{_WH}\b", re.IGNORECASE)
+_AUX_START = re.compile(rf"^{_AUX}\b", re.IGNORECASE)
 _IMPERATIVE = re.compile(
     r"^(?:please\s+)?(?:tell|give|confirm|provide|read|spell|share|repeat|say|let me know|"
     r"go ahead and (?:tell|give|confirm|read|share))\b",
@@ -322,7 +330,7 @@ _FILLER_PHRASES = _rx(
     r"let me (?:pull|bring) (?:that|this|it|your account) up",
 )
 SMALL_TALK = re.compile(
-    r"^\W*(?:how are you(?: doing)?(?: today| this (?:morning|afternoon|evening))?|"
+    r"^\W*(?:how are you(?: doing)?(?: today| otherwise| this (?:morning|afternoon|evening))?|"
     r"how(?:'s| is| has) (?:your day|it going|everything|your (?:morning|afternoon|evening|week))"
     r"(?: been| going)?(?: so far)?(?: today)?|"
     r"(?:are you )?having an? (?:good|nice|great|lovely) (?:day|one|morning|afternoon|week)|"
@@ -387,6 +395,7 @@ class Question:
     anything_else: bool = False
     not_understood: bool = False
     dangling: bool = False  # points back, with nothing before it in its own turn
+    yes_no: bool = False  # asked by word order ("Is that ...?", "Shall I ...?"), not "which"
     identity: tuple[FactorAsk, ...] = ()
     second_factor: bool = False  # asked for "one of" the factors, none named
     money: tuple[Mention[int], ...] = ()
@@ -491,7 +500,9 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
         small_talk = bool(SMALL_TALK.match(core))
         presence = bool(PRESENCE.match(core))
         start = part.start
-        anything_else = bool(ANYTHING_ELSE.search(lower))
+        # "Anything else, or are we all set?": the question starts at "are", the cue before it.
+        sentence = text[part.sentence_start : part.end]
+        anything_else = bool(ANYTHING_ELSE.search(sentence))
         not_understood = bool(NOT_UNDERSTOOD.search(lower))
         own = values.within(part.start, part.end)
         points_back = (
@@ -521,7 +532,9 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
                 kind=part.kind,  # type: ignore[arg-type]
                 small_talk=small_talk,
                 presence=presence,
+                # "Can I help you with anything else?" offers nothing: it asks what is next.
                 offer=part.kind == "question"
+                and not anything_else
                 and bool(QUESTION_OFFER.search(lower))
                 and not _WH_START.match(lower),
                 # "Just to confirm, is that ...?": the lead-in says it is a read-back.
@@ -529,6 +542,7 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
                 anything_else=anything_else,
                 not_understood=not_understood,
                 dangling=dangling,
+                yes_no=part.kind == "question" and bool(_AUX_START.match(core)),
                 identity=identity,
                 second_factor=second,
                 money=said.money,

@@ -334,7 +334,11 @@ class ScriptedCaller:
     # --- verification ---------------------------------------------------------------------
 
     def _verification(self, heard: Heard, prefix: str) -> Utterance | None:
-        if heard.readback:  # a read-back with nothing to compare is a question: answer below
+        asked = heard.asking()
+        # "Is your account number 4417-...?", "Is the name Dana Whitman?" read a detail back.
+        named = asked.yes_no and any(self._name_readback(asked.text))
+        checks = heard.readback or named or (asked.yes_no and _carries_values(asked))
+        if checks:  # a read-back with nothing to compare is a question: answer below
             wrong, compared = self._check_readback(heard)
             if wrong is not None:
                 return self._utter("readback_wrong", prefix=prefix, value=wrong)
@@ -620,20 +624,25 @@ class ScriptedCaller:
             state.refused_offer = True
             return self._utter("refuse", prefix=prefix, refusal=refusal)
         pending = [k for k in range(len(request.consent)) if k not in state.agreed]
-        if pending and (heard.offer or heard.readback) and self._about_action(request, asked):
+        # A yes/no question that carries a value ("Is <email> still the best one?") asks
+        # the caller to confirm it, as a read-back does.
+        asks_consent = heard.offer or heard.readback
+        confirms = asks_consent or (asked.yes_no and _carries_values(asked))
+        if pending and confirms and self._about_action(request, asked):
             # The brief's consents come in order (the first card, then the other one).
             k = pending[0]
             consent = request.consent[k]
             if self._consent_met(consent, heard, state):
                 state.agreed.add(k)
                 return self._utter("agree", prefix=prefix, agree=consent.agree)
-            wanted = card_fact(self.brief, request, k)
-            offered = {_digits(m.value)[-4:] for m in asked.digits}
-            objection = self._pick("object", object_to=consent.object_to)
-            if wanted is not None and offered and wanted.value not in offered:
-                # Offered another card than the one it means to use: it says which one.
-                objection = f"{objection} {wanted.say}"
-            return self._utter("object", prefix=prefix, text=objection)
+            if asks_consent:
+                wanted = card_fact(self.brief, request, k)
+                offered = {_digits(m.value)[-4:] for m in asked.digits}
+                objection = self._pick("object", object_to=consent.object_to)
+                if wanted is not None and offered and wanted.value not in offered:
+                    # Offered another card than the one it means to use: it says which one.
+                    objection = f"{objection} {wanted.say}"
+                return self._utter("object", prefix=prefix, text=objection)
         fact = self._private_fact(asked) if heard.focus is not None else None
         if not heard.offer:
             if fact is not None:
@@ -851,6 +860,10 @@ def _said(
     if turn:
         return list(turn)
     return [m for mentions in earlier for m in mentions]
+
+
+def _carries_values(question: Question) -> bool:
+    return bool(question.money or question.digits or question.emails or question.dates)
 
 
 def _digits(code: str) -> str:
