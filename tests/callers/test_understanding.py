@@ -336,3 +336,12 @@ def test_anything_else_in_other_words(tasks, line) -> None:
     caller.hear("Can I have your account number, full name, and your postal code?")
     reply = caller.hear(line)
     assert caller.acts[-1].act == "request" and "owe" in reply.text
+
+
+def test_is_that_all_right_is_not_is_that_all(tasks) -> None:
+    scene = next(s for s in SCENES if s.name == "email read-back")
+    caller = caller_at(tasks, scene, "calm")
+    caller.hear(
+        "That's paperless billing to dana dot whitfield at example dot com. Is that all right?"
+    )
+    assert caller.acts[-1].act == "agree"

@@ -162,7 +162,7 @@ ANYTHING_ELSE = _rx(
     r"why are you calling",
     r"what('s| is) (your|the) (call|question|issue|request) (about|today)",
     r"(help|assist) (you )?with anything",
-    r"is that (everything|all)",
+    r"is that (everything|all)(?! right)",
     r"are we (all )?(set|done|good)",
 )
 REFUSAL = _rx(
