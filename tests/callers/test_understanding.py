@@ -345,3 +345,14 @@ def test_is_that_all_right_is_not_is_that_all(tasks) -> None:
         "That's paperless billing to dana dot whitfield at example dot com. Is that all right?"
     )
     assert caller.acts[-1].act == "agree"
+
+
+def test_a_question_the_agent_took_back_is_not_answered_after_why(tasks) -> None:
+    caller = card_caller(tasks, "sceptic")
+    caller.hear("Which card would you like to use?")
+    caller.hear("Shall I charge $222.89 to the card ending 0002?")
+    assert caller.acts[-1].act == "why"
+    caller.hear("No problem. Nothing has been charged.")
+    assert caller.acts[-1].act != "agree" and caller.requests[0].agreed == set()
+    caller.hear("Which card would you like to use?")
+    assert "0002" in caller.acts[-1].text  # still the first card: it was never tried

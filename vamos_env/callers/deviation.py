@@ -243,7 +243,7 @@ class BriefMonitor:
             self._verified = True
         if heard.focus is not None:
             self._open = heard.focus
-        elif not self._challenged:
+        elif not self._challenged or heard.withdrawn or heard.refusal or heard.done:
             self._open = None  # a statement; after the caller's "Why?" the question stays open
         self._challenged = False
 

@@ -207,6 +207,14 @@ DONE = _rx(
     r"confirmation (number|code)",
     r"(it'?s|that'?s) done",
 )
+# The agent takes back what it offered ("No problem. Nothing has been charged.").
+WITHDRAWN = _rx(
+    r"no problem",
+    r"nothing (has been|was|will be|'?s been) (charged|changed|set up|done|paid|sent)",
+    r"i'?ve left (it|that|your \w+|everything)",
+    r"(won'?t|will not|didn'?t|did not) (charge|go ahead|set (it|that) up|change)",
+    r"(cancel|cancell?ed) (that|it|the)",
+)
 SOURCE = _rx(
     r"(your|the) (latest |last |most recent |september |account'?s? )?(bill|statement|invoice|"
     r"account|records?|file|history|arrangement|schedule)( shows| says| lists)?",
@@ -529,7 +537,7 @@ def _questions(text: str, parts: tuple[Clause, ...], values: _Values) -> tuple[Q
                 context=_without_filler(text[part.sentence_start : part.end]),
                 start=start,
                 end=part.end,
-                kind=part.kind,  # type: ignore[arg-type]
+                kind=part.kind,
                 small_talk=small_talk,
                 presence=presence,
                 # "Can I help you with anything else?" offers nothing: it asks what is next.
@@ -626,6 +634,7 @@ class Heard:
     dates: tuple[Mention[date], ...]
     emails: tuple[Mention[str], ...]
     counts: tuple[Mention[Count], ...]
+    withdrawn: bool = False  # took back an offer: a question put off by "Why?" is closed
     questions: tuple[Question, ...] = ()
     focus: Question | None = None
     parts: tuple[Clause, ...] = field(default=(), repr=False)
@@ -742,6 +751,7 @@ def listen(text: str) -> Heard:
         source_named=bool(SOURCE.search(lower)),
         state_change=bool(STATE_CHANGE.search(lower)),
         closing=bool(CLOSING.search(told_lower)),
+        withdrawn=bool(WITHDRAWN.search(told_lower)),
         money=values.money,
         digits=values.digits,
         dates=values.dates,

@@ -334,10 +334,10 @@ class ScriptedCaller:
     # --- verification ---------------------------------------------------------------------
 
     def _verification(self, heard: Heard, prefix: str) -> Utterance | None:
-        asked = heard.asking()
+        question = heard.asking()
         # "Is your account number 4417-...?", "Is the name Dana Whitman?" read a detail back.
-        named = asked.yes_no and any(self._name_readback(asked.text))
-        checks = heard.readback or named or (asked.yes_no and _carries_values(asked))
+        named = question.yes_no and any(self._name_readback(question.text))
+        checks = heard.readback or named or (question.yes_no and _carries_values(question))
         if checks:  # a read-back with nothing to compare is a question: answer below
             wrong, compared = self._check_readback(heard)
             if wrong is not None:
@@ -484,6 +484,8 @@ class ScriptedCaller:
         pending, self._pending = self._pending, None
         if pending is None or heard.is_question:
             return heard
+        if heard.withdrawn or heard.refusal or heard.failed or heard.done or heard.transfer:
+            return heard  # not an answer to "Why?": the question it put off is gone
         return replace(
             heard,
             focus=pending.focus,
