@@ -356,3 +356,12 @@ def test_a_question_the_agent_took_back_is_not_answered_after_why(tasks) -> None
     assert caller.acts[-1].act != "agree" and caller.requests[0].agreed == set()
     caller.hear("Which card would you like to use?")
     assert "0002" in caller.acts[-1].text  # still the first card: it was never tried
+
+
+def test_a_read_back_cut_off_mid_code_is_corrected_when_its_start_is_wrong(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=5)
+    caller.open()
+    reply = caller.hear("To confirm: account nine seven three nine dash seven")
+    assert caller.acts[-1].act == "readback_wrong" and "4417-90781" in reply.text
+    caller.hear("To confirm: account four four one seven dash nine")
+    assert caller.acts[-1].act != "readback_wrong"  # right so far: nothing to correct

@@ -635,6 +635,9 @@ class Heard:
     emails: tuple[Mention[str], ...]
     counts: tuple[Mention[Count], ...]
     withdrawn: bool = False  # took back an offer: a question put off by "Why?" is closed
+    # A code the turn was cut off in ("account nine seven three nine dash seven"): only its
+    # start was heard, which can still be seen to be wrong.
+    cut_digits: tuple[Mention[str], ...] = ()
     questions: tuple[Question, ...] = ()
     focus: Question | None = None
     parts: tuple[Clause, ...] = field(default=(), repr=False)
@@ -714,12 +717,14 @@ class Heard:
 
 def listen(text: str) -> Heard:
     parts = clauses(text)
+    all_digits = find_digit_strings(text)
     values = _Values(
         money=_whole(find_money(text), text),
-        digits=_whole(find_digit_strings(text), text),
+        digits=_whole(all_digits, text),
         dates=_whole(find_dates(text), text),
         emails=_whole(find_email(text), text),
     )
+    cut_digits = tuple(m for m in all_digits if m not in values.digits)
     questions = _questions(text, parts, values)
     asking = [q for q in questions if not q.says_nothing]
     focus = asking[-1] if asking else None
@@ -729,7 +734,7 @@ def listen(text: str) -> Heard:
     asks = [a for a in _ASK_ORDER if any(a in q.identity for q in asking)]
     factor_named = any(a in asks for a in ("card_last4", "postal_code", "last_bill_amount"))
     # A statement that reads a value back ("I have your number as ...") asks for a check too.
-    told_readback = bool(READBACK.search(told_lower)) and values.any
+    told_readback = bool(READBACK.search(told_lower)) and (values.any or bool(cut_digits))
     return Heard(
         text=text,
         is_question=focus is not None,
@@ -752,6 +757,7 @@ def listen(text: str) -> Heard:
         state_change=bool(STATE_CHANGE.search(lower)),
         closing=bool(CLOSING.search(told_lower)),
         withdrawn=bool(WITHDRAWN.search(told_lower)),
+        cut_digits=cut_digits,
         money=values.money,
         digits=values.digits,
         dates=values.dates,

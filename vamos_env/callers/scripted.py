@@ -391,6 +391,15 @@ class ScriptedCaller:
                 compared = True
                 if digits != _digits(factor.value):
                     return f"${factor.value}", True
+        for mention in heard.cut_digits:
+            # Cut off mid-code: wrong if what was heard cannot start the true value.
+            digits = _digits(mention.value)
+            known = (account_digits, _digits(factor.value))
+            if len(digits) >= 4 and not any(k.startswith(digits) for k in known):
+                compared = True
+                account = len(digits) > 4 or "account" in asked.text.lower()
+                wrong = self.brief.account_number if account else factor.value
+                return wrong, True
         if factor.kind == "last_bill_amount":
             for money in asked.money:
                 compared = True
