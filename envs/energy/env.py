@@ -31,7 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from vamos_env.callers.casting import Casting, cast
 from vamos_env.callers.persona import SHIPPED_PERSONAS
 from vamos_env.channel.base import Channel
-from vamos_env.channel.parameters import BACKGROUNDS, DEFAULT_LEVEL_DB
+from vamos_env.channel.parameters import (
+    BACKGROUNDS,
+    DEFAULT_LEVEL_DB,
+    DEFAULT_RECOGNISER,
+    RECOGNISER_PROFILES,
+)
 from vamos_env.channel.text import TextChannel
 from vamos_env.envs.energy.prompt import system_prompt
 from vamos_env.envs.energy.seed import default_snapshot
@@ -61,6 +66,7 @@ class ResetOptions(BaseModel):
     level_db: float | None = None
     caller: Literal["scripted", "openai", "gemini"] | None = None
     channel: Literal["text", "audio"] | None = None
+    recogniser: Literal["whisper-tiny.en", "ideal"] | None = None
 
 
 @cache
@@ -107,6 +113,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         channel: Literal["text", "audio"] = "text",
         audio_observations: bool = False,
         level_db: float = DEFAULT_LEVEL_DB,
+        recogniser: Literal["whisper-tiny.en", "ideal"] = DEFAULT_RECOGNISER,
         max_agent_turns: int = 60,
         trial_id: str = DEFAULT_TRIAL,
         repeats: int = 3,
@@ -127,6 +134,13 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         if audio_observations and channel != "audio":
             raise ValueError("audio_observations=True needs channel='audio'")
         self.level_db = level_db
+        # The text channel's recogniser profile: the measured Whisper tiny.en in every room,
+        # or "ideal" (no recogniser: the caller's words as said) for ablations.
+        if recogniser not in RECOGNISER_PROFILES:
+            raise ValueError(
+                f"recogniser: expected one of {list(RECOGNISER_PROFILES)}, got {recogniser!r}"
+            )
+        self.recogniser = recogniser
         self.max_agent_turns = max_agent_turns
         self.trial_id = trial_id
         self.caller_options = dict(caller_options or {})
@@ -187,8 +201,19 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             caller_kind, task, persona, np.random.default_rng(caller_seq)
         )
         channel_kind = opts.channel or self.channel_kind
+        recogniser = opts.recogniser or self.recogniser
+        if channel_kind == "audio" and recogniser != DEFAULT_RECOGNISER:
+            raise ValueError(
+                f"options.recogniser: the audio channel runs {DEFAULT_RECOGNISER!r} itself,"
+                f" got {recogniser!r}"
+            )
         channel = self._make_channel(
-            channel_kind, background, np.random.default_rng(channel_seq), level_db, persona
+            channel_kind,
+            background,
+            np.random.default_rng(channel_seq),
+            level_db,
+            persona,
+            recogniser,
         )
         self._task = task
         self._episode = Episode(task_id, session, caller_obj, channel, self.max_agent_turns)
@@ -205,6 +230,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             "repeat": opts.repeat,
             "caller": caller_kind,
             "channel": channel_kind,
+            "recogniser": recogniser,
             "caller_voice": getattr(getattr(channel, "voice", None), "engine", None),
             "turn": 0,
             "malformed_actions": 0,
@@ -215,10 +241,22 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         return observation, info
 
     def _make_channel(
-        self, kind: str, background: str, rng: np.random.Generator, level_db: float, persona: str
+        self,
+        kind: str,
+        background: str,
+        rng: np.random.Generator,
+        level_db: float,
+        persona: str,
+        recogniser: Literal["whisper-tiny.en", "ideal"] = DEFAULT_RECOGNISER,
     ) -> Channel:
         if kind == "text":
-            return TextChannel(background, rng, level_db=level_db)  # type: ignore[arg-type]
+            return TextChannel(
+                background,  # type: ignore[arg-type]
+                rng,
+                level_db=level_db,
+                persona=persona,
+                recogniser=recogniser,
+            )
         # Real speech in the loop (slow; needs the vamos-env[audio] extra).
         from vamos_env.channel.audio import AudioChannel
         from vamos_env.channel.audio.engines import missing_reason, voice_for
@@ -249,6 +287,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         if self._episode is None or self._task is None:
             raise RuntimeError("call reset() before step()")
         episode = self._episode
+        before = len(episode.transcript.turns)
         outcome = episode.step(action)
         info = {
             "system_prompt": self._info["system_prompt"],
@@ -262,6 +301,10 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         }
         if outcome.error:
             info["action_error"] = outcome.error
+        # A voice pipeline knows when its speech was stopped by a barge-in, and where.
+        cut = [t for t in episode.transcript.turns[before:] if t.speaker == "agent" and t.cut]
+        if cut:
+            info["agent_cut"] = cut[-1].heard or ""
         self._attach_audio(info)
         reward = 0.0
         terminated = outcome.ended and not outcome.truncated

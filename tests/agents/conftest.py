@@ -96,7 +96,8 @@ def play(
     clients = twins.clients()
     try:
         caller = ScriptedCaller(task, persona, rng=seed)
-        channel = TextChannel("clean", np.random.default_rng(seed))
+        # The agents' logic, not the recogniser: no recogniser ("ideal"), the clean room.
+        channel = TextChannel("clean", np.random.default_rng(seed), recogniser="ideal")
         episode = Episode(task.task_id, session(clients), caller, channel, max_agent_turns=80)
         info = {**reset_info(task, persona), **(info or {})}
         agent.reset(info)

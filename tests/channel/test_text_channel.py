@@ -69,15 +69,79 @@ def assert_in_bands(rates: MeasuredRates, expected: Expected) -> None:
         assert rates.loops_per_turn in expected.loops_per_turn, rates.loops_per_turn
 
 
-def test_clean_is_the_identity_and_draws_nothing() -> None:
+@pytest.mark.parametrize("background", BACKGROUNDS)
+def test_the_ideal_recogniser_is_the_identity_in_every_room_and_draws_nothing(
+    background: BackgroundName,
+) -> None:
     rng = np.random.default_rng(5)
     before = rng.bit_generator.state
-    clean = TextChannel("clean", rng)
+    ideal = TextChannel(background, rng, persona="angry", recogniser="ideal")
     for text in CALLER_TURNS:
-        assert clean.to_agent(text) == [text]
-        assert clean.to_caller(text) == text
-    assert clean.is_identity and clean.events == []
+        assert ideal.to_agent(text) == [text]
+        assert ideal.to_caller(text) == text
+    assert ideal.is_identity and ideal.events == []
     assert rng.bit_generator.state == before
+
+
+def test_an_unknown_recogniser_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"expected one of \['whisper-tiny.en', 'ideal'\]"):
+        TextChannel("clean", np.random.default_rng(0), recogniser="perfect")  # type: ignore[arg-type]
+
+
+def test_a_file_without_a_quiet_condition_keeps_the_clean_room_the_identity() -> None:
+    raw = shipped_parameters().model_dump(mode="json")
+    raw["backgrounds"]["clean"].pop("quiet", None)
+    raw["voices"], raw["personas"] = {}, {}
+    old = parse_parameters(raw)
+    clean = TextChannel("clean", np.random.default_rng(0), parameters=old, persona="angry")
+    assert clean.is_identity and clean.to_agent(CALLER_TURNS[1]) == [CALLER_TURNS[1]]
+
+
+def test_the_clean_room_has_the_recogniser_in_the_callers_voice() -> None:
+    """A quiet room is not a perfect ear: each persona's voice has its measured quiet-room rate."""
+    params = shipped_parameters()
+    assert params.backgrounds["clean"].quiet is not None
+    for persona in ("calm", "angry"):
+        clean = TextChannel("clean", np.random.default_rng(0), persona=persona)
+        assert not clean.is_identity
+        assert clean.condition == params.condition("clean", 25, params.voice_of(persona))
+        rates = measure_rates(
+            "clean", 25, CALLER_TURNS, AGENT_REPLY, calls=300, seed=3, persona=persona
+        )
+        assert clean.condition is not None
+        assert_in_bands(rates, clean.condition.expected)
+        assert rates.spurious_turns_per_turn == 0 and rates.barge_in_rate == 0
+
+
+def test_each_persona_speaks_with_its_measured_voice() -> None:
+    params = shipped_parameters()
+    assert params.voice_of("calm") == params.default_voice
+    assert params.voice_of("angry") != params.default_voice
+    assert params.voice_of("nobody") == params.default_voice  # an unmeasured persona
+    angry = TextChannel("street", np.random.default_rng(0), persona="angry")
+    calm = TextChannel("street", np.random.default_rng(0), persona="calm")
+    assert angry.condition != calm.condition
+    # The voices' rooms in their own bands, at the default level.
+    for background in ("street", "cafe", "television"):
+        condition = params.condition(background, 25, params.voice_of("angry"))
+        assert condition is not None
+        rates = measure_rates(
+            background, 25, CALLER_TURNS, AGENT_REPLY, calls=300, seed=4, persona="angry"
+        )
+        assert_in_bands(rates, condition.expected)
+
+
+def test_personas_must_name_voices_of_the_file() -> None:
+    raw = shipped_parameters().model_dump(mode="json")
+    raw["personas"]["calm"] = "a voice nobody measured"
+    with pytest.raises(ParameterFileError, match="personas: expected voices of the file"):
+        parse_parameters(raw)
+    raw = shipped_parameters().model_dump(mode="json")
+    for voice in raw["voices"].values():
+        voice["levels"].pop("cafe")
+    if raw["voices"]:
+        with pytest.raises(ParameterFileError, match="expected the noisy rooms"):
+            parse_parameters(raw)
 
 
 @pytest.mark.parametrize(("background", "level"), CONDITIONS)
@@ -189,7 +253,7 @@ def test_parameter_file_is_strict() -> None:
         parse_parameters(raw)
     raw = shipped_parameters().model_dump(mode="json")
     raw["backgrounds"]["clean"]["levels"] = raw["backgrounds"]["cafe"]["levels"]
-    with pytest.raises(ParameterFileError, match="identity"):
+    with pytest.raises(ParameterFileError, match="no levels"):
         parse_parameters(raw)
 
 

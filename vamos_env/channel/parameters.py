@@ -208,6 +208,23 @@ class Background(_Strict):
     speech: SpeechSource = "none"
     bursts: Bursts | None = None
     levels: dict[str, Condition] = Field(default_factory=dict)
+    # The clean room only: the recogniser alone, with no background (any level). Absent,
+    # the clean room is the identity (a perfect ear, as files before the recogniser had it).
+    quiet: Condition | None = None
+
+
+class VoiceProfile(_Strict):
+    """How the recogniser fares with one caller voice other than the file's default.
+
+    The same rooms and levels as the top level measured with this voice speaking:
+    ``clean`` is the quiet room, ``levels`` the noisy ones by background. The rooms'
+    own properties (descriptions, speech, bursts) are the top level's.
+    """
+
+    class_weights: ClassWeights = NO_WEIGHTS
+    confusions: Confusions = NO_CONFUSIONS
+    clean: Condition
+    levels: dict[BackgroundName, dict[str, Condition]]
 
 
 class RecordedCpu(_Strict):
@@ -223,9 +240,25 @@ class RecordedOn(_Strict):
     voices: dict[str, str]
 
 
+RecogniserProfile = Literal["whisper-tiny.en", "ideal"]
+# "whisper-tiny.en": the shipped file's measured recogniser. "ideal": no recogniser and no
+# detector: every word reaches the agent as said and every reply the caller whole, in every
+# room (for ablations: what is left is the agent against the task).
+RECOGNISER_PROFILES: tuple[RecogniserProfile, ...] = ("whisper-tiny.en", "ideal")
+DEFAULT_RECOGNISER: RecogniserProfile = "whisper-tiny.en"
+
+
 class ChannelParameters(_Strict):
+    """A parameter file. The top level is its default caller voice (``default_voice``);
+    ``voices`` hold the other voices measured, and ``personas`` say who speaks with which."""
+
     version: Literal[1] = 1
     source: Literal["assumed", "calibrated"]
+    recogniser: str = "whisper-tiny.en"
+    default_voice: str = "piper joe"
+    voices: dict[str, VoiceProfile] = Field(default_factory=dict)
+    # The caller voice each persona speaks with; a persona not named speaks the default.
+    personas: dict[str, str] = Field(default_factory=dict)
     # The machine and libraries the calibration ran on (absent in an assumed file).
     recorded_on: RecordedOn | None = None
     speaking_rate_wpm: float = Field(gt=0.0)
@@ -242,7 +275,29 @@ class ChannelParameters(_Strict):
         if missing:
             raise ValueError(f"backgrounds: expected all of {list(BACKGROUNDS)}, missing {missing}")
         if self.backgrounds["clean"].levels:
-            raise ValueError("backgrounds.clean: the clean condition is the identity; no levels")
+            raise ValueError(
+                "backgrounds.clean: the clean room has no levels (its recogniser is `quiet`)"
+            )
+        unknown = {p: v for p, v in self.personas.items() if v not in self.voices}
+        unknown = {p: v for p, v in unknown.items() if v != self.default_voice}
+        if unknown:
+            raise ValueError(
+                f"personas: expected voices of the file ({[self.default_voice, *self.voices]}),"
+                f" got {unknown}"
+            )
+        for label, voice in self.voices.items():
+            if set(voice.levels) != set(BACKGROUNDS[1:]):
+                raise ValueError(
+                    f"voices.{label}.levels: expected the noisy rooms {list(BACKGROUNDS[1:])},"
+                    f" got {sorted(voice.levels)}"
+                )
+            for name, levels in voice.levels.items():
+                mine = sorted(self.backgrounds[name].levels)
+                if sorted(levels) != mine:
+                    raise ValueError(
+                        f"voices.{label}.levels.{name}: expected the levels {mine} of a noisy"
+                        f" room, got {sorted(levels)}"
+                    )
         for name, background in self.backgrounds.items():
             if name == "clean":
                 continue
@@ -260,13 +315,27 @@ class ChannelParameters(_Strict):
                 )
         return self
 
-    def condition(self, background: BackgroundName, level_db: float) -> Condition | None:
-        """The condition for a background and level; ``None`` for the clean room."""
+    def voice_of(self, persona: str | None) -> str:
+        """The voice label a persona's caller speaks with (the default when not named)."""
+        return self.personas.get(persona or "", self.default_voice)
+
+    def profile(self, voice: str) -> tuple[ClassWeights, Confusions]:
+        """The class weights and substitution table of a voice (the default's if unmeasured)."""
+        if voice in self.voices:
+            return self.voices[voice].class_weights, self.voices[voice].confusions
+        return self.class_weights, self.confusions
+
+    def condition(
+        self, background: BackgroundName, level_db: float, voice: str | None = None
+    ) -> Condition | None:
+        """The condition for a background and level, heard in ``voice`` (default: the
+        file's default voice); ``None`` where the clean room is the identity."""
         if background not in self.backgrounds:
             raise ValueError(f"background: expected one of {list(BACKGROUNDS)}, got {background!r}")
+        measured = self.voices.get(voice or self.default_voice)
         if background == "clean":
-            return None
-        levels = self.backgrounds[background].levels
+            return measured.clean if measured else self.backgrounds["clean"].quiet
+        levels = measured.levels[background] if measured else self.backgrounds[background].levels
         key = _level_key(level_db)
         if key not in levels:
             known = sorted(levels, key=float, reverse=True)

@@ -37,14 +37,20 @@ def measure_rates(
     calls: int,
     seed: int,
     parameters: ChannelParameters | None = None,
+    persona: str | None = None,
 ) -> MeasuredRates:
-    """Run ``calls`` simulated calls of the given caller turns, each answered by ``agent_reply``."""
+    """Run ``calls`` simulated calls of the given caller turns, each answered by ``agent_reply``.
+
+    ``persona`` picks the caller voice whose measured profile the channel applies.
+    """
     parameters = parameters or shipped_parameters()
     root = np.random.SeedSequence(seed)
     errors = words = spurious = cut = replies = loops = 0
     flags: list[tuple[bool, ...]] = []
     for child in root.spawn(calls):
-        channel = TextChannel(background, np.random.default_rng(child), level_db, parameters)
+        channel = TextChannel(
+            background, np.random.default_rng(child), level_db, parameters, persona=persona
+        )
         call_flags = []
         for text in caller_turns:
             received = channel.to_agent(text)

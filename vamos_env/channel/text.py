@@ -15,8 +15,11 @@ channel measures:
    phrase of the turn again and again ("I'd like to pay I'd like to pay ...").
 
 The background runs across the whole call: a burst that started during one turn
-continues into the next. The clean room is the identity and draws nothing from
-the generator. Every draw comes from the generator passed in, so a call's noise is
+continues into the next. The clean room has no background but still the
+recogniser (a quiet room is not a perfect ear), heard in the caller's own voice
+(``persona``: the parameter file measures each persona's voice). The ``ideal``
+recogniser profile is the identity in every room and draws nothing from the
+generator. Every draw comes from the generator passed in, so a call's noise is
 reproducible from its seed.
 """
 
@@ -30,9 +33,12 @@ import numpy as np
 
 from vamos_env.channel.parameters import (
     DEFAULT_LEVEL_DB,
+    DEFAULT_RECOGNISER,
+    RECOGNISER_PROFILES,
     BackgroundName,
     ChannelParameters,
     Condition,
+    RecogniserProfile,
     background_speech,
     shipped_parameters,
 )
@@ -64,9 +70,21 @@ class TextChannel:
     level_db: float = DEFAULT_LEVEL_DB
     parameters: ChannelParameters = field(default_factory=shipped_parameters)
     events: list[ChannelEvent] = field(default_factory=list)
+    # Who speaks: the persona's caller voice decides how well the recogniser hears it.
+    persona: str | None = None
+    recogniser: RecogniserProfile = DEFAULT_RECOGNISER
 
     def __post_init__(self) -> None:
-        self.condition: Condition | None = self.parameters.condition(self.background, self.level_db)
+        if self.recogniser not in RECOGNISER_PROFILES:
+            raise ValueError(
+                f"recogniser: expected one of {list(RECOGNISER_PROFILES)}, got {self.recogniser!r}"
+            )
+        self.voice = self.parameters.voice_of(self.persona)
+        self.condition: Condition | None = (
+            None
+            if self.recogniser == "ideal"
+            else self.parameters.condition(self.background, self.level_db, self.voice)
+        )
         self._turn = 0
         self._sentences: tuple[str, ...] = ()
         self._cursor = 0
@@ -75,9 +93,8 @@ class TextChannel:
         if self.condition is None:
             return
         spec = self.parameters.backgrounds[self.background]
-        self._recogniser = Recogniser(
-            self.condition, self.rng, self.parameters.confusions, self.parameters.class_weights
-        )
+        weights, confusions = self.parameters.profile(self.voice)
+        self._recogniser = Recogniser(self.condition, self.rng, confusions, weights)
         if spec.speech != "none":
             self._sentences = getattr(background_speech(), spec.speech)
             # The reading starts somewhere in the programme, not at its first line.
@@ -103,14 +120,14 @@ class TextChannel:
         self._advance_bursts()
         c = self.condition
         heard = self._recogniser.transcribe(caller_text)
-        if self._on and c.leak_rate and self.rng.random() < c.leak_rate:
+        if self._on and c.leak_rate and self._sentences and self.rng.random() < c.leak_rate:
             heard = self._leak_into(heard)
         # The rate is checked before drawing: conditions without loops keep their random streams.
         if self._on and c.repetition_loop_rate and self.rng.random() < c.repetition_loop_rate:
             heard = self._loop(heard)
         self._log("recognised", caller_text, heard)
         turns = [heard]  # may be empty: every word was lost, and the agent hears silence
-        if self._on and c.spurious_turn_rate:
+        if self._on and c.spurious_turn_rate and self._sentences:
             # The rate is a mean per turn and may pass 1 (a television reading through a
             # whole turn and reply): its whole part always, its fraction by chance.
             whole = math.floor(c.spurious_turn_rate)

@@ -16,6 +16,7 @@ temperature 0, so the same seed gives the same bytes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -29,6 +30,7 @@ import numpy as np
 import yaml
 
 from vamos_env.channel.audio.channel import AudioChannel
+from vamos_env.channel.audio.engines import CALLER, Voice
 from vamos_env.channel.audio.provenance import recorded_on
 from vamos_env.channel.parameters import (
     BACKGROUNDS,
@@ -249,10 +251,14 @@ class Measurement:
 
 
 def measure(
-    background: BackgroundName, level_db: int, corpus: Sequence[str], rng: np.random.Generator
+    background: BackgroundName,
+    level_db: int,
+    corpus: Sequence[str],
+    rng: np.random.Generator,
+    voice: Voice = CALLER,
 ) -> Measurement:
     """One call of the whole corpus through the audio channel, each turn answered by the reply."""
-    channel = AudioChannel(background, rng, level_db)
+    channel = AudioChannel(background, rng, level_db, voice=voice)
     m = Measurement(background, level_db)
     for text in corpus:
         began = channel.stream.consumed
@@ -344,7 +350,8 @@ def _condition(m: Measurement, minutes_per_reply: float) -> dict[str, Any]:
         sub = _r(1.0 - dele - ins)  # the three shares sum to exactly 1 after rounding
     else:
         sub, dele, ins = 0.6, 0.3, 0.1
-    speaking = m.speaking_turns
+    # The quiet room has no background: its loops are the recogniser's in every turn.
+    speaking = m.turns if m.background == "clean" else m.speaking_turns
     cut_while_speaking = min(m.replies_cut / speaking, 0.99)
     # The text model cuts a reply at an exponential time: P(cut) = 1 - exp(-rate * T).
     per_minute = -math.log(1 - cut_while_speaking) / minutes_per_reply
@@ -491,16 +498,54 @@ def _condition_rng(seed: int, background: BackgroundName, level_db: int) -> np.r
 
 
 def measure_condition(
-    background: BackgroundName, level_db: int, seed: int, corpus: Sequence[str]
+    background: BackgroundName,
+    level_db: int,
+    seed: int,
+    corpus: Sequence[str],
+    voice: Voice = CALLER,
 ) -> Measurement:
-    """One condition as ``calibrate`` measures it (the same generator, the same call)."""
-    return measure(background, level_db, corpus, _condition_rng(seed, background, level_db))
+    """One condition as ``calibrate`` measures it (the same generator, the same call).
+
+    Every voice hears the same room from the same generator: the voices differ
+    only in who speaks, so their figures compare like for like.
+    """
+    return measure(background, level_db, corpus, _condition_rng(seed, background, level_db), voice)
+
+
+def measurement_json(m: Measurement) -> dict[str, Any]:
+    """A measurement as plain JSON (the calibration's cache of measured conditions)."""
+    raw = dataclasses.asdict(m)
+    raw["class_tokens"] = dict(sorted(m.class_tokens.items()))
+    raw["class_missed"] = dict(sorted(m.class_missed.items()))
+    return raw
+
+
+def measurement_from_json(raw: dict[str, Any]) -> Measurement:
+    data = dict(raw)
+    data["substituted"] = [tuple(pair) for pair in data["substituted"]]
+    data["class_tokens"] = Counter(data["class_tokens"])
+    data["class_missed"] = Counter(data["class_missed"])
+    return Measurement(**data)
 
 
 def condition_entry(m: Measurement) -> dict[str, Any]:
     """The parameter file's entry for a measured condition."""
     minutes_per_reply = len(AGENT_REPLY.split()) / shipped_parameters().speaking_rate_wpm
     return _condition(m, minutes_per_reply)
+
+
+def _voice_table(label: str, measured: Sequence[Measurement]) -> list[str]:
+    lines = [f"#   {label}:"]
+    for m in measured:
+        if m.background == "clean":
+            lines.append(f"#     clean: WER {m.word_error_rate:.1%} (the recogniser alone)")
+            continue
+        lines.append(
+            f"#     {m.background} {m.level_db} dB: WER {m.word_error_rate:.1%}, leaks {m.leaks},"
+            f" loops {len(m.loops)}, spurious {m.spurious}, replies cut {m.replies_cut}"
+            f" (of {m.turns} turns; background speaking in {sum(m.speaking)})"
+        )
+    return lines
 
 
 def calibrate(
@@ -510,78 +555,125 @@ def calibrate(
     corpus: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     corpus_name: str | None = None,
+    personas: Sequence[str] = ("calm",),
+    cache: Path | None = None,
 ) -> str:
     """The text channel's parameter file (YAML text) measured from the audio channel.
 
-    ``corpus`` defaults to ``shipped_corpus()``; ``corpus_name`` is the corpus file the
-    header names when another one is given; ``progress`` gets a line per condition measured.
+    Each persona's caller voice (``engines.PERSONA_VOICES``) speaks the whole corpus in
+    the quiet room and in every background and level; the first persona's voice is the
+    file's top level (its default voice), the others are its ``voices``. ``corpus``
+    defaults to ``shipped_corpus()``; ``corpus_name`` is the corpus file the header
+    names when another one is given; ``progress`` gets a line per condition measured;
+    ``cache`` is a folder of measured conditions to reuse (made on these versions and
+    this CPU only), so an interrupted calibration resumes where it stopped.
     """
     from vamos_env.channel.audio.backgrounds import background_voices
+    from vamos_env.channel.audio.engines import PERSONA_VOICES
     from vamos_env.channel.audio.vad import DetectorSettings
 
+    unknown = [p for p in personas if p not in PERSONA_VOICES]
+    if unknown or not personas:
+        raise ValueError(f"personas: expected some of {sorted(PERSONA_VOICES)}, got {unknown}")
     base = shipped_parameters()
     corpus = tuple(corpus) if corpus is not None else shipped_corpus()
     minutes_per_reply = len(AGENT_REPLY.split()) / base.speaking_rate_wpm
     say = progress or (lambda line: None)
-    clean = measure("clean", 25, corpus, _condition_rng(seed, "clean", 25))
-    say(f"clean: WER {clean.word_error_rate:.1%}")
-    measured = [clean]
-    table = [
-        f"#   clean: WER {clean.word_error_rate:.1%} (the text channel's clean room: identity)"
-    ]
-    out_backgrounds: dict[str, Any] = {
-        "clean": {"description": base.backgrounds["clean"].description, "speech": "none"}
+    labels: dict[str, str] = {}
+    profiles: dict[str, dict[str, Any]] = {}
+    table: list[str] = []
+    out_backgrounds: dict[str, Any] = {}
+    for persona in personas:
+        voice = PERSONA_VOICES[persona]
+        label = voice_label(voice)
+        labels[persona] = label
+        if label in profiles:  # two personas with one voice: measured once
+            continue
+        clean = cached_measurement(cache, voice, "clean", 25, seed, corpus)
+        say(f"{label}: clean: WER {clean.word_error_rate:.1%}")
+        measured = [clean]
+        rooms: dict[str, dict[str, Any]] = {}
+        for name in ("street", "cafe", "television"):
+            if name not in backgrounds:
+                continue
+            rooms[name] = {}
+            for level in levels:
+                m = cached_measurement(cache, voice, name, level, seed, corpus)
+                measured.append(m)
+                rooms[name][str(level)] = _condition(m, minutes_per_reply)
+                say(
+                    f"{label}: {name} {level} dB: WER {m.word_error_rate:.1%}, leaks {m.leaks}, "
+                    f"loops {len(m.loops)}, spurious {m.spurious}, replies cut {m.replies_cut}"
+                )
+                if not out_backgrounds.get(name) and persona == personas[0]:
+                    spec = base.backgrounds[name]
+                    room: dict[str, Any] = {"description": spec.description, "speech": spec.speech}
+                    if spec.bursts is not None:  # the default voice's first call shows the cycle
+                        room["bursts"] = measured_bursts(m)
+                    out_backgrounds[name] = room
+        table.extend(_voice_table(label, measured))
+        profiles[label] = {
+            "class_weights": class_weights(measured),
+            "confusions": _confusions(measured),
+            "clean": _condition(clean, minutes_per_reply),
+            "levels": rooms,
+        }
+    default = labels[personas[0]]
+    top = profiles[default]
+    backgrounds_out: dict[str, Any] = {
+        "clean": {
+            "description": CLEAN_DESCRIPTION,
+            "speech": "none",
+            "quiet": top["clean"],
+        }
     }
     for name in ("street", "cafe", "television"):
-        spec = base.backgrounds[name]
-        if name not in backgrounds:  # not measured this run: keep the shipped figures
-            out_backgrounds[name] = spec.model_dump(mode="json", exclude_none=True)
-            table.append(f"#   {name}: not measured in this run (shipped figures kept)")
-            continue
-        entry: dict[str, Any] = {"description": spec.description, "speech": spec.speech}
-        if spec.bursts is not None:
-            entry["bursts"] = {}  # filled from the first level's call, below
-        entry["levels"] = {}
-        for level in levels:
-            m = measure(name, level, corpus, _condition_rng(seed, name, level))
-            measured.append(m)
-            if entry.get("bursts") == {}:
-                entry["bursts"] = measured_bursts(m)
-            entry["levels"][str(level)] = _condition(m, minutes_per_reply)
-            line = (
-                f"{name} {level} dB: WER {m.word_error_rate:.1%}, leaks {m.leaks}, "
-                f"loops {len(m.loops)}, spurious {m.spurious}, replies cut {m.replies_cut}"
-                f" (of {m.turns} turns; background speaking in {sum(m.speaking)})"
-            )
-            table.append(f"#   {line}")
-            say(line)
-        out_backgrounds[name] = entry
+        if name in top["levels"]:
+            backgrounds_out[name] = {**out_backgrounds[name], "levels": top["levels"][name]}
+        else:  # not measured this run: keep the shipped figures
+            kept = base.backgrounds[name]
+            backgrounds_out[name] = kept.model_dump(mode="json", exclude_none=True)
+    others = {label: p for label, p in profiles.items() if label != default}
+    if others and set(backgrounds) != {"street", "cafe", "television"}:
+        raise ValueError("other voices need every noisy room measured (--backgrounds all three)")
     machine = recorded_on()
     body: dict[str, Any] = {
         "version": 1,
         "source": "calibrated",
+        "recogniser": "whisper-tiny.en",
         "recorded_on": machine,
         "speaking_rate_wpm": base.speaking_rate_wpm,
         "reference_agent_words": len(AGENT_REPLY.split()),
         "default_level_db": base.default_level_db,
-        "confusions": _confusions(measured),
-        "class_weights": class_weights(measured),
-        "backgrounds": out_backgrounds,
+        "default_voice": default,
+        "personas": dict(sorted(labels.items())),
+        "confusions": top["confusions"],
+        "class_weights": top["class_weights"],
+        "backgrounds": backgrounds_out,
+        "voices": others,
     }
     detector = DetectorSettings()
     voices = {b: ", ".join(_voice_name(v) for v in background_voices(b)) for b in backgrounds}
+    command = (
+        f"vamos channel calibrate --levels {','.join(map(str, levels))} --seed {seed}"
+        f" --personas {','.join(personas)}"
+        + ("" if corpus_name is None else f" --corpus {corpus_name}")
+    )
     header = [
         "# Text channel parameters: what a voice pipeline does to a call, by background and level.",
         "#",
-        "# STATUS: calibrated. Written by `vamos channel calibrate "
-        f"--levels {','.join(map(str, levels))} --seed {seed}"
-        + ("" if corpus_name is None else f" --corpus {corpus_name}")
-        + "` (vamos_env.channel.audio):",
+        f"# STATUS: calibrated. Written by `{command}` (vamos_env.channel.audio).",
+        "# Recogniser profile: whisper-tiny.en. The recogniser is in every room: the clean room",
+        "# is the recogniser alone (no background, not no recogniser); each background adds",
+        "# its own measured effects on top (more word errors, leaks, loops, spurious turns,",
+        "# cut replies). The `ideal` profile (no recogniser) is not a file: the identity.",
         f"# {len(corpus)} caller turns from the exam per condition"
         f" ({corpus_name or 'data/' + CORPUS_FILE}), each answered by a"
         f" {len(AGENT_REPLY.split())}-word reply,",
-        "# spoken by Piper (joe, medium) and mixed with synthesized backgrounds scaled to the",
-        "# level's share of reference speech energy (25 dB = 0.3%); voices in the backgrounds:",
+        "# spoken in each persona's caller voice (the top level is the default voice, `voices`",
+        "# the others): " + "; ".join(f"{p} {v}" for p, v in sorted(labels.items())) + ",",
+        "# and mixed with synthesized backgrounds scaled to the level's share of reference",
+        "# speech energy (25 dB = 0.3%); voices in the backgrounds:",
         *(f"#   {b}: {v}" for b, v in voices.items()),
         f"# Detector: Silero VAD v6, confidence {detector.confidence}, start {detector.start_s} s,"
         f" stop {detector.stop_s} s,",
@@ -610,18 +702,21 @@ def calibrate(
         "#   spurious_turn_rate  chance per caller turn of a background turn for the agent",
         "#   barge_in_per_minute  false barge-ins per minute of agent speech",
         "#   confusions        what the recogniser wrote instead of a word or a digit, most",
-        "#                     frequent first (all conditions pooled)",
+        "#                     frequent first (the voice's conditions pooled)",
         "#   class_weights     how much likelier than average a name, a number, a code digit",
-        "#                     or another word is missed (pooled; times word_error_rate)",
+        "#                     or another word is missed (the voice's conditions pooled)",
         "# Leaks, loops, spurious turns and barge-ins happen only while the background speaks.",
         "#",
-        "# Measured:",
+        "# Measured, by caller voice:",
         *table,
         "",
     ]
     text = "\n".join(header) + yaml.safe_dump(body, sort_keys=False, width=100)
     parse_parameters(yaml.safe_load(text))  # refuse to write a file the text channel would reject
     return text
+
+
+CLEAN_DESCRIPTION = "a quiet room: no background, the recogniser alone"
 
 
 def _voice_name(voice: Any) -> str:
@@ -653,6 +748,18 @@ def _backgrounds(raw: str) -> tuple[BackgroundName, ...]:
     return cast(tuple[BackgroundName, ...], names)
 
 
+def _personas(raw: str) -> tuple[str, ...]:
+    from vamos_env.channel.audio.engines import PERSONA_VOICES
+
+    names = tuple(x.strip() for x in raw.split(",") if x.strip())
+    wrong = [n for n in names if n not in PERSONA_VOICES]
+    if wrong or not names:
+        raise argparse.ArgumentTypeError(
+            f"expected personas from {', '.join(sorted(PERSONA_VOICES))}, got {raw!r}"
+        )
+    return names
+
+
 def _calibrate_command(args: argparse.Namespace) -> int:
     import time
 
@@ -676,7 +783,14 @@ def _calibrate_command(args: argparse.Namespace) -> int:
             return 2
         name = args.corpus
     text = calibrate(
-        args.levels, args.backgrounds, args.seed, corpus, progress=progress, corpus_name=name
+        args.levels,
+        args.backgrounds,
+        args.seed,
+        corpus,
+        progress=progress,
+        corpus_name=name,
+        personas=args.personas,
+        cache=None if args.cache is None else Path(args.cache),
     )
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
@@ -716,6 +830,15 @@ def register(subparsers: Any) -> None:
     cal.add_argument(
         "--corpus", default=None, help="a corpus file (default: the shipped calibration corpus)"
     )
+    cal.add_argument(
+        "--personas",
+        type=_personas,
+        default=("calm", "angry", "sceptic"),
+        help="whose caller voices to measure; the first is the file's default voice",
+    )
+    cal.add_argument(
+        "--cache", default=None, help="a folder keeping measured conditions (resumes a run)"
+    )
     cal.add_argument("--out", required=True, help="the parameter file to write")
     cal.set_defaults(func=_calibrate_command)
     cor = sub.add_parser("corpus", help="draw the calibration's caller turns from the exam")
@@ -723,3 +846,47 @@ def register(subparsers: Any) -> None:
     cor.add_argument("--seed", type=int, default=0)
     cor.add_argument("--out", required=True, help="the corpus file to write")
     cor.set_defaults(func=_corpus_command)
+
+
+def voice_label(voice: Voice) -> str:
+    """How the parameter file names a caller voice: "piper joe", "espeak-ng en-us"."""
+    if voice.engine == "piper":
+        return "piper joe" if voice.pitch == 1.0 else f"piper joe at pitch {voice.pitch}"
+    return f"{voice.engine} {voice.name}"
+
+
+def cache_path(
+    folder: Path, voice: Voice, background: BackgroundName, level_db: int, seed: int,
+    corpus: Sequence[str],
+) -> Path:  # fmt: skip
+    """Where a measured condition is kept: one JSON file per (voice, room, level, seed, corpus)."""
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(corpus).encode()).hexdigest()[:12]
+    name = f"{voice_label(voice).replace(' ', '_')}-{background}-{level_db}-s{seed}-{digest}.json"
+    return folder / name
+
+
+def cached_measurement(
+    folder: Path | None,
+    voice: Voice,
+    background: BackgroundName,
+    level_db: int,
+    seed: int,
+    corpus: Sequence[str],
+) -> Measurement:
+    """``measure_condition``, reusing a kept measurement made on this machine's versions."""
+    import json
+
+    if folder is None:
+        return measure_condition(background, level_db, seed, corpus, voice)
+    path = cache_path(folder, voice, background, level_db, seed, corpus)
+    here = recorded_on()
+    if path.exists():
+        kept = json.loads(path.read_text())
+        if kept.get("recorded_on") == here:
+            return measurement_from_json(kept["measurement"])
+    m = measure_condition(background, level_db, seed, corpus, voice)
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"recorded_on": here, "measurement": measurement_json(m)}))
+    return m
