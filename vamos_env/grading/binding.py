@@ -208,8 +208,13 @@ def bind(
     *,
     codes_excluded: bool = True,
     thresholds: bool = True,
+    own_words: bool = True,
 ) -> list[Bound]:
-    """Each figure of ``text`` (found by the caller) with the topics it is bound to."""
+    """Each figure of ``text`` (found by the caller) with the topics it is bound to.
+
+    ``own_words=False`` ignores topic phrases inside the figure's own words (a rate's
+    "cents per kWh"); ``thresholds`` reads "at least $50" as a threshold (money).
+    """
     parts = clauses(text)
     placed: list[tuple[Figure, Clause, int, int]] = []
     for figure in figures:
@@ -227,6 +232,8 @@ def bind(
     out: list[Bound] = []
     for figure, clause, first, last in placed:
         here = found[clause.index]
+        if not own_words:  # "cents per kWh" is in every rate: it names no topic
+            here = [o for o in here if o.last <= first or o.first >= last]
         qualifier = _qualifier(clause.words, first) if thresholds else None
         if qualifier is not None:
             covering = [o for o in here if o.first <= qualifier < o.last]

@@ -124,15 +124,15 @@ PREDICATES: dict[str, Predicate] = {
             "can_record_promise",
             forms=(
                 r"(?:record|note|log|book|enter|register|accept|take|mark|schedule|add|put down|"
-                r"put) (?:\w+ ){0,3}?(?:promises?|promised|pledges?|commitments?|future payments?"
+                r"put) (?:\S+ ){0,3}?(?:promises?|promised|pledges?|commitments?|future payments?"
                 r"|payments? (?:you haven't|you have not|that hasn't been|not yet) made|"
                 r"(?:it|that|this) (?:now|yet|today)|(?:it|that|this) for (?:you|next))",
                 r"(?:record|note|log|book) (?:it|that|this)",
             ),
             opposite=(
-                r"only (?:\w+ ){0,3}(?:record|note|log|accept|take|post|apply|enter|add)\w* "
-                r"(?:\w+ ){0,5}?(?:made|paid|received|completed|already|once|after|when)",
-                r"only (?:payments?|ones) (?:\w+ ){0,3}?(?:made|paid|received|completed)",
+                r"only (?:\S+ ){0,3}(?:record|note|log|accept|take|post|apply|enter|add)\w* "
+                r"(?:\S+ ){0,5}?(?:made|paid|received|completed|already|once|after|when)",
+                r"only (?:payments?|ones) (?:\S+ ){0,3}?(?:made|paid|received|completed)",
                 r"(?:once|after|when) (?:you've|you have|you) (?:made|paid|pay|make|sent|send)",
                 r"(?:once|after|when) (?:it's|it is|it has been|the payment is|the payment has "
                 r"been|the payment's) (?:made|paid|received|done)",
@@ -148,7 +148,7 @@ PREDICATES: dict[str, Predicate] = {
             opposite=(
                 r"paid in full|(?:all|fully) paid(?: up)?|paid up|up to date|caught up|all square",
                 r"(?:every|each|all)(?: of)?(?: your| the)? bills? (?:is |are |has been |have been"
-                r" )?(?:\w+ )?paid",
+                r" )?(?:\S+ )?paid",
                 r"zero balance|in good standing|settled",
             ),
             quantity=True,
@@ -176,18 +176,18 @@ PREDICATES: dict[str, Predicate] = {
             "arrangement_active",
             forms=(
                 r"(?:active|existing|current|open|ongoing) (?:payment )?(?:arrangement|plan)s?",
-                r"already (?:have|got|has|on|in|enrolled|signed up|set up)(?: \w+){0,4} "
+                r"already (?:have|got|has|on|in|enrolled|signed up|set up)(?: \S+){0,4} "
                 r"(?:arrangement|plan)",
                 r"(?:arrangement|plan) (?:is |that's |that is )?(?:already )?(?:active|in place|"
                 r"open|running|set up)",
-                r"already (?:an?|one) (?:\w+ ){0,2}(?:arrangement|plan)",
-                r"only (?:have )?one (?:\w+ ){0,4}?(?:at a time|open|allowed|active|per account)",
+                r"already (?:an?|one) (?:\S+ ){0,2}(?:arrangement|plan)",
+                r"only (?:have )?one (?:\S+ ){0,4}?(?:at a time|open|allowed|active|per account)",
             ),
         ),
         Predicate(
             "shutoff",
             forms=(
-                r"(?:shutoff|shut off|termination|disconnection|disconnect|cut off|cutoff)(?: \w+)"
+                r"(?:shutoff|shut off|termination|disconnection|disconnect|cut off|cutoff)(?: \S+)"
                 r"{0,2} (?:process|list|notice|status|stage|track|proceedings)",
                 r"(?:in|into|facing|scheduled for|pending|at risk of|subject to|up for|headed for)"
                 r" (?:a |the )?(?:shutoff|shut off|termination|disconnection|cut off|cutoff)",
@@ -221,23 +221,23 @@ PREDICATES: dict[str, Predicate] = {
         Predicate(
             "income_known",
             forms=(
-                r"income (?:is |'s |s |was )?(?:\w+ )?(?:on file|on record|recorded|known|listed|"
+                r"income (?:is |'s |s |was )?(?:\S+ )?(?:on file|on record|recorded|known|listed|"
                 r"available|in our records|in the system)",
-                r"(?:have|got|know|see|hold|has|had) (?:\w+ ){0,2}income",
+                r"(?:have|got|know|see|hold|has|had) (?:\S+ ){0,2}income",
                 r"income (?:level|information|details|figures?|tier|data)",
             ),
             opposite=(
                 r"income (?:is |'s |s |was )?(?:unknown|missing|blank|empty|unavailable|absent)",
                 r"no income",
-                r"(?:without|lack|lacking|missing) (?:\w+ ){0,2}income",
+                r"(?:without|lack|lacking|missing) (?:\S+ ){0,2}income",
             ),
         ),
         Predicate(
             "down_payment_needed",
             forms=(
-                r"down payment(?: of)?(?: \w+){0,3}(?: is| would be)? (?:needed|required|due|"
+                r"down payment(?: of)?(?: \S+){0,3}(?: is| would be)? (?:needed|required|due|"
                 r"necessary)",
-                r"(?:need|needs|require|requires|required|ask for|take|collect) (?:\w+ ){0,2}"
+                r"(?:need|needs|require|requires|required|ask for|take|collect) (?:\S+ ){0,2}"
                 r"(?:down payment|upfront payment|payment up front|deposit|money down)",
             ),
             opposite=(

@@ -19,8 +19,9 @@ A clause is a question when it starts with an auxiliary or question word ("Shall
 charge ...", "did it go through") or ends a sentence that ends with "?" ("It was
 declined, would you like ...?" claims the decline in its first clause; "Your payment went
 through, right?" claims success). A clause is conditional when a condition or purpose
-word stands in it ("if", "once", "unless", "so that", "in order to", ...): "once you
-pay it will be recorded" claims nothing yet.
+word stands in it ("if", "once", "unless", "so that", "in order to", ...), or when it
+follows a clause that opens with one ("Once you've paid, it will be recorded"): neither
+claims anything yet.
 
 Everything is computed once per text and kept on the speech parser's analysis of that
 text (``shared``): the same sentence said again, or read by several checks, the caller
@@ -244,9 +245,12 @@ def _clauses(text: str) -> tuple[Clause, ...]:
             k += 1
         asks = sentence.text.rstrip().endswith("?")
         pieces = _split(tokens)
+        leading_condition = False  # "If it goes through, the bill will be paid": both
         for n, piece in enumerate(pieces):
             question = piece[0].norm in _QUESTION_STARTS or (asks and n == len(pieces) - 1)
             words = [t.norm for t in piece]
+            conditional = _conditional(words)
+            opens = conditional and _opens_with_condition(words)
             out.append(
                 Clause(
                     sentence=number,
@@ -254,10 +258,15 @@ def _clauses(text: str) -> tuple[Clause, ...]:
                     tokens=tuple(piece),
                     text=text[piece[0].start : piece[-1].end],
                     question=question,
-                    conditional=_conditional(words),
+                    conditional=conditional or leading_condition,
                 )
             )
+            leading_condition = opens
     return tuple(out)
+
+
+def _opens_with_condition(words: list[str]) -> bool:
+    return words[0] in _CONDITION_WORDS or tuple(words[:2]) in _CONDITION_PAIRS
 
 
 def _conditional(words: list[str]) -> bool:

@@ -273,6 +273,7 @@ class _Reading:
                 asked,
                 codes_excluded=check.value_type in ("money", "date", "count", "rate"),
                 thresholds=check.value_type == "money",
+                own_words=check.value_type != "rate",
             )
         return self.bindings[key]
 
@@ -682,11 +683,13 @@ _ASKING = compile_forms(
 
 
 def _asks_back(text: str) -> bool:
-    """A caller turn that leaves the agent's question open: a question, or a filler."""
+    """A caller turn that leaves the agent's question open: a short challenge ("Why?",
+    "Short version."), or a filler ("Hmm."); a question of its own closes it."""
     words = normalise(text)
-    if text.rstrip().endswith("?") or _ASKING.match(words):
+    size = len(words.split())
+    if _ASKING.match(words) and size <= 6:
         return True
-    return agreement(text) == "none" and len(words.split()) <= 6
+    return agreement(text) == "none" and size <= 3 and not text.rstrip().endswith("?")
 
 
 # --- text values: the supplier, the main reason -----------------------------------------------
@@ -717,6 +720,8 @@ def _named(
     elif value.split() and len(value.split()[0]) >= 5:
         aliases.add(value.split()[0])
     own = compile_forms(tuple(sorted((_escape(a) for a in aliases), key=len, reverse=True)))
+    # The default service is also named by its provider, in a clause about supply.
+    provider = compile_forms((r"acme(?: energy)?",)) if default else None
     rivals = (r"default service", r"acme(?: energy)?") if not default else ()
     rival = compile_forms(rivals) if rivals else None
     hits: list[tuple[int, Clause]] = []
@@ -734,6 +739,8 @@ def _named(
                 not _DELIVERY.search(joined) and (bool(_SUPPLY.search(sentence)) or asked)
             )
             named = own.search(joined)
+            if named is None and provider is not None and _SUPPLY.search(joined):
+                named = None if _DELIVERY.search(joined) else provider.search(joined)
             if named is not None and about_supply:
                 negated = clause.negations_before(clause.word_at(named.start())) % 2 == 1
                 (conflicts if negated else hits).append((turn.index, clause))
