@@ -627,7 +627,8 @@ def calibrate(
             "quiet": top["clean"],
         }
     }
-    for name in ("street", "cafe", "television"):
+    noisy: tuple[BackgroundName, ...] = ("street", "cafe", "television")
+    for name in noisy:
         if name in top["levels"]:
             backgrounds_out[name] = {**out_backgrounds[name], "levels": top["levels"][name]}
         else:  # not measured this run: keep the shipped figures
