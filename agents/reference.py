@@ -1102,6 +1102,11 @@ class ReferenceAgent:
             for card in cards:
                 if str(card.get("last4")) in said:
                     return card, reply
+            # A digit may have slipped on the line: the one card a single digit away is it
+            # (the consent question names its last four, so the caller checks it).
+            near = [c for c in cards if any(_one_edit(str(c.get("last4")), d) for d in said)]
+            if len(near) == 1:
+                return near[0], reply
             if attempt == 0:
                 endings = " or ".join(self._digits(str(c.get("last4"))) for c in cards)
                 reply = yield from self._say(f"I have cards ending {endings}. Which one?")
