@@ -15,7 +15,9 @@ topics a listener would attach it to, read from the words of its own clause
 - **A threshold is not a statement.** A figure right after "at least", "minimum",
   "more than", ... belongs only to a topic whose phrase is that word ("an arrangement
   needs at least $50 past due" states the minimum, not the past-due amount).
-- **A bare figure** (no topic phrase in its clause) takes the topic of a label before
+- **A figure said about something else** ("The season start is December first") is bound
+  to that label, a topic no check has.
+- **A bare figure** (its clause holds only function words) takes the topic of a label before
   it in the sentence ("Past due: $219.86."), else after it ("$219.86, that's your
   balance"), else every topic the rest of the turn is about (a figure dropped in a turn
   about the payment amount is heard as one), else the topics of the caller's question
@@ -75,6 +77,28 @@ _ANSWER_WORDS = frozenset(
 )  # fmt: skip
 
 
+# Words that name nothing: a clause of only these and a figure is a bare figure, which
+# takes its topic from its sentence, its turn or the question ("I see $57.10, $8.42").
+_FUNCTION_WORDS = frozenset(
+    {
+        *_ANSWER_WORDS, "a", "an", "and", "or", "but", "then", "also", "plus", "of", "on",
+        "in", "at", "for", "with", "from", "by", "as", "i", "i'm", "i've", "we", "we've", "you",
+        "you've", "your", "my", "our", "this", "these", "those", "there", "there's", "here",
+        "here's", "now", "see", "saw", "have", "has", "had", "got", "show", "shows", "showing",
+        "read", "reads", "say", "says", "are", "be", "been", "being", "were", "will", "would",
+        "can", "could", "is", "just", "only", "even", "again", "too", "sorry", "okay", "ok",
+        "so", "oh", "hmm", "please", "thanks", "thank", "let", "me", "tell", "looks", "like",
+        "seems", "figure", "figures", "number", "numbers", "amount", "amounts", "records",
+        "record", "file", "account", "note", "today", "currently", "actually", "maybe", "dollars",
+        "dollar", "cents", "cent", "bucks", "$", "all", "some", "one", "two", "it'll", "that'll",
+    }
+)  # fmt: skip
+
+
+def _numeric(word: str) -> bool:
+    return word[:1].isdigit()
+
+
 @dataclass(frozen=True, slots=True)
 class Figure:
     """A value found in a turn: ``value`` is the most likely reading."""
@@ -119,14 +143,15 @@ def _lexicon(
     table: dict[tuple[str, ...], set[str]] = {}
     for topic, phrases in topics.items():
         for phrase in phrases:
-            words = tuple(normalise(phrase).split())
+            words = stems(normalise(phrase).split())
             if words:
                 table.setdefault(words, set()).add(topic)
     own_words = [
-        {w for phrase in phrases for w in normalise(phrase).split()} for phrases in topics.values()
+        {w for phrase in phrases for w in stems(normalise(phrase).split())}
+        for phrases in topics.values()
     ]
     for phrase in other:
-        words = tuple(normalise(phrase).split())
+        words = stems(normalise(phrase).split())
         # "last payment" is the last payment's own topic when its words are the topic's.
         if not words or words in table or any(set(words) <= mine for mine in own_words):
             continue
@@ -142,9 +167,23 @@ class _Occurrence:
     topics: frozenset[str]
 
 
+@lru_cache(maxsize=16384)
+def _stem(word: str) -> str:
+    """A crude stem, so that "charging", "charged" and "charge" mark one topic."""
+    if len(word) > 4:
+        for suffix in ("ing", "ed", "es", "s", "e"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)]
+    return word
+
+
+def stems(words: Sequence[str]) -> tuple[str, ...]:
+    return tuple(_stem(w) for w in words)
+
+
 def occurrences(clause: Clause, lexicon: Lexicon) -> list[_Occurrence]:
     """Topic phrases in a clause, longest match first, left to right, not overlapping."""
-    words = clause.words
+    words = stems(clause.words)
     out: list[_Occurrence] = []
     i = 0
     while i < len(words):
@@ -232,21 +271,27 @@ def bind(
     out: list[Bound] = []
     for figure, clause, first, last in placed:
         here = found[clause.index]
-        if not own_words:  # "cents per kWh" is in every rate: it names no topic
-            here = [o for o in here if o.last <= first or o.first >= last]
+        if not own_words:  # "cents per kWh" is in every rate: it names a topic only alone
+            here = [o for o in here if o.last <= first or o.first >= last] or here
         qualifier = _qualifier(clause.words, first) if thresholds else None
         if qualifier is not None:
-            covering = [o for o in here if o.first <= qualifier < o.last]
+            covering = [o for o in here if o.first < first and o.last > qualifier]
             topics = frozenset().union(*(o.topics for o in covering)) if covering else frozenset()
             out.append(Bound(figure, topics, clause, "threshold"))
             continue
         if here:
             out.append(Bound(figure, _nearest(here, first, last), clause, "clause"))
             continue
-        if not figure.marked and len(clause.words) - (last - first) > 0:
-            rest = [w for k, w in enumerate(clause.words) if not first <= k < last]
-            if any(w not in _ANSWER_WORDS for w in rest) or len(rest) > 3:
-                continue  # an unmarked number amid other words: not heard as money
+        rest = [w for k, w in enumerate(clause.words) if not first <= k < last]
+        if not figure.marked and (any(w not in _ANSWER_WORDS for w in rest) or len(rest) > 3):
+            continue  # an unmarked number amid other words: not heard as money
+        before = clause.words[:first]  # "The season start is ...": a label comes first
+        labels = [w for w in before if w not in _FUNCTION_WORDS and not _numeric(w)]
+        if labels:
+            # "The season start is December first": said about something this lexicon
+            # does not name, so about none of its topics.
+            out.append(Bound(figure, frozenset({"~" + " ".join(labels)}), clause, "label"))
+            continue
         out.append(_inherited(figure, clause, parts, topics_of, asked))
     return out
 

@@ -86,7 +86,9 @@ PREDICATES: dict[str, Predicate] = {
             "payment_success",
             forms=(
                 _GO,
-                r"paid(?: up| in full| off)?",
+                # "paid on June 28th" dates an old payment; "the paid bill" names one
+                r"paid(?: up| in full| off)?(?! on (?:january|february|march|april|may|june|july"
+                r"|august|september|october|november|december|the \d|\d))(?! bills?)",
                 r"(?:processed|approved|accepted|cleared|received|completed|confirmed|charged)",
                 r"(?<!to )complete",
                 r"successful(?:ly)?|succeeded|success|a success",
@@ -111,19 +113,25 @@ PREDICATES: dict[str, Predicate] = {
                 r"marked (?:it |that |the payment |your payment )?(?:as )?paid",
                 r"put (?:it |that |this |your payment |the payment |you )?down",
                 r"(?:made|taken|make|take) (?:a |the )?note",
-                r"(?:it's|that's|it is|that is|payment is|promise is|now|is now|it's now) (?:on "
-                r"(?:file|record|your account|the account|your arrangement|the arrangement)|in "
-                r"the system)",
+                r"(?:it's|that's|it is|that is|is|are|now|is now|it's now) (?:on (?:file|record|"
+                r"your account|the account|your arrangement|the arrangement)|in the system)",
+                r"put (?:\S+ ){0,2}on (?:your|the) (?:arrangement|account)",
                 r"(?:i'll|i will|i'm going to|we'll|we will|let me|i can go ahead and) (?:go ahead"
                 r" and )?(?:record|note|log|mark|add|put|book|enter|schedule|register|apply|"
                 r"take down|write down|set up)",
                 r"(?:got|have) (?:it|that) (?:down|noted|recorded)",
+                # "consider it done", "that's handled": the promise dealt with
+                r"consider it (?:done|handled|sorted|noted|taken care of)|(?:that's|it's|all) "
+                r"(?:handled|sorted|dealt with)|nothing more to do|(?:you're|you are) covered",
+                r"(?:arrangement|account|instalment|installment) (?:is |'s )?(?:now )?(?:up to "
+                r"date|current|covered)",
             ),
         ),
         Predicate(
             "can_record_promise",
             forms=(
-                r"(?:record|note|log|book|enter|register|accept|take|mark|schedule|add|put down|"
+                r"(?:record(?:ed)?|noted?|log(?:ged)?|book(?:ed)?|enter(?:ed)?|register(?:ed)?|"
+                r"accept(?:ed)?|take|took|taken|mark(?:ed)?|schedul(?:e|ed)|add(?:ed)?|put down|"
                 r"put) (?:\S+ ){0,3}?(?:promises?|promised|pledges?|commitments?|future payments?"
                 r"|payments? (?:you haven't|you have not|that hasn't been|not yet) made|"
                 r"(?:it|that|this) (?:now|yet|today)|(?:it|that|this) for (?:you|next))",
@@ -141,6 +149,7 @@ PREDICATES: dict[str, Predicate] = {
                 r"call (?:us )?back (?:once|after|when)",
             ),
             factual=False,
+            inner_negation=False,  # "a payment that hasn't been made" negates nothing
         ),
         Predicate(
             "owes_money",
@@ -288,6 +297,8 @@ def _claim(clause: Clause, spec: Predicate) -> Claim | None:
         decided = next(v for v in verdicts if v[1])
     else:
         decided = verdicts[-1]
+    if decided[0] and not spec.factual and clause.conditional:
+        return None  # "once you've paid, I'll record it" offers nothing now
     return Claim(spec.name, decided[0], clause, decided[2])
 
 
@@ -296,7 +307,11 @@ def _claim(clause: Clause, spec: Predicate) -> Claim | None:
 PROPOSITIONS: dict[str, Proposition] = {
     p.name: p
     for p in (
-        Proposition("payment declined, bill not paid", (("payment_success", False),)),
+        # A decline reported stays reported when a false success follows; the
+        # no-success-claim check is the one that fails then.
+        Proposition(
+            "payment declined, bill not paid", (("payment_success", False),), contradicts=()
+        ),
         Proposition("payment went through", (("payment_success", True),)),
         Proposition("nothing owed on the bills", (("owes_money", False),)),
         Proposition("nothing past due", (("past_due", False),)),

@@ -111,6 +111,8 @@ _QUESTION_STARTS = frozenset(
         "want", "wanna",
     }
 )  # fmt: skip
+_CONTRASTS = frozenset({"but", "however", "although", "though", "yet"})
+_CONSEQUENCES = frozenset({"and", "then", "so"})
 _CONDITION_WORDS = frozenset({"if", "once", "unless", "whenever", "suppose", "supposing"})
 _CONDITION_PAIRS = frozenset(
     {("so", "that"), ("in", "order"), ("as", "soon"), ("make", "sure"), ("after", "you"),
@@ -245,12 +247,20 @@ def _clauses(text: str) -> tuple[Clause, ...]:
             k += 1
         asks = sentence.text.rstrip().endswith("?")
         pieces = _split(tokens)
-        leading_condition = False  # "If it goes through, the bill will be paid": both
+        # "If it goes through, the bill will be paid": the condition reaches the rest of
+        # the sentence until "but"; any condition reaches a clause joined to it by "and",
+        # "then" or "so" ("call back after you pay and we'll record it").
+        leading_condition = False
+        previous_conditional = False
         for n, piece in enumerate(pieces):
             question = piece[0].norm in _QUESTION_STARTS or (asks and n == len(pieces) - 1)
             words = [t.norm for t in piece]
-            conditional = _conditional(words)
-            opens = conditional and _opens_with_condition(words)
+            if words[0] in _CONTRASTS:
+                leading_condition = False
+            conditional = _conditional(words) or (
+                previous_conditional and words[0] in _CONSEQUENCES
+            )
+            previous_conditional = conditional
             out.append(
                 Clause(
                     sentence=number,
@@ -261,7 +271,7 @@ def _clauses(text: str) -> tuple[Clause, ...]:
                     conditional=conditional or leading_condition,
                 )
             )
-            leading_condition = opens
+            leading_condition = leading_condition or _opens_with_condition(words)
     return tuple(out)
 
 
@@ -291,7 +301,9 @@ def _split(tokens: list[Token]) -> list[list[Token]]:
     while i < n:
         token = tokens[i]
         if token.kind == "punct":
-            if token.norm in _CLAUSE_PUNCT or token.norm in _SENTENCE_PUNCT:
+            if (token.norm in _CLAUSE_PUNCT or token.norm in _SENTENCE_PUNCT) and not (
+                token.norm == "," and _dollars_then_cents(tokens, i)
+            ):
                 close()
             i += 1
             continue
@@ -316,6 +328,13 @@ def _split(tokens: list[Token]) -> list[list[Token]]:
         i += 1
     close()
     return pieces
+
+
+def _dollars_then_cents(tokens: list[Token], i: int) -> bool:
+    """ "thirty-seven dollars, twenty-three cents": one amount, so one clause."""
+    if i == 0 or tokens[i - 1].norm not in ("dollars", "dollar", "bucks"):
+        return False
+    return any(t.norm in ("cents", "cent") for t in tokens[i + 1 : i + 6])
 
 
 def _spaced(tokens: list[Token], i: int) -> bool:

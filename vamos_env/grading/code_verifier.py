@@ -145,12 +145,36 @@ def money_figures(text: str) -> list[Figure]:
     if find_amounts is None:  # the parser before amounts carried their readings
         return [Figure(m.value, m.start, m.end, m.text, (m.value,)) for m in find_money(text)]
     rates = rate_figures(text)
-    out = []
+    out: list[Figure] = []
     for a in find_amounts(text):
         if any(r.start < a.end and a.start < r.end for r in rates):
             continue  # "12.19 cents per kWh" is a price, not an amount
-        out.append(Figure(a.readings[0], a.start, a.end, a.text, tuple(a.readings), a.marked))
+        figure = Figure(a.readings[0], a.start, a.end, a.text, tuple(a.readings), a.marked)
+        if out and _cents_after_dollars(text, out[-1], figure):
+            # "two hundred fifteen dollars, twenty-eight cents" is one amount to a listener
+            dollars = out.pop()
+            figure = Figure(
+                dollars.value + figure.value,
+                dollars.start,
+                figure.end,
+                text[dollars.start : figure.end],
+                (dollars.value + figure.value,),
+                True,
+            )
+        out.append(figure)
     return out
+
+
+_DOLLARS_THEN_CENTS = re.compile(r"\s*(?:,|and|,\s*and)?\s*$")
+
+
+def _cents_after_dollars(text: str, dollars: Figure, cents: Figure) -> bool:
+    said = normalise(dollars.text).split()
+    if not said or said[-1] not in ("dollars", "dollar", "bucks") or dollars.value % 100:
+        return False
+    if not normalise(cents.text).endswith(("cents", "cent")) or not 0 < cents.value < 100:
+        return False
+    return bool(_DOLLARS_THEN_CENTS.match(text[dollars.end : cents.start]))
 
 
 def rate_figures(text: str) -> list[Figure]:
@@ -218,6 +242,18 @@ def matches(check: Check, value: Any) -> bool:
     if kind == "email":
         return str(value).lower() == str(expected).lower()
     return False
+
+
+def _current(check: Check) -> Check:
+    """A check from a task file written before rates had a type: a "text" value that is a
+    price per kWh on a rate topic is judged as the rate it is."""
+    if check.value_type == "text" and "rate" in check.topic.lower():
+        try:
+            Decimal(str(check.value))
+        except InvalidOperation:
+            return check
+        return check.model_copy(update={"value_type": "rate"})
+    return check
 
 
 def _topic_key(check: Check) -> str:
@@ -345,6 +381,7 @@ class CodeVerifier:
         reading: _Reading | None = None,
     ) -> CheckResult:
         reading = reading or _Reading(None, timeline)
+        check = _current(check)
         span = reading.span(check, evidence_turn)
         judge = {
             "say": self._say,
