@@ -27,10 +27,6 @@ from vamos_env.envs.energy.tasks.schema import Task
 
 Played = Any  # conftest.Played: a call's task, episode and verdict
 KWH_CHECK = "total_kwh"
-# Payment read-backs: a wrong amount there is objected to by the caller, and corrected.
-# Requests whose amounts the caller checks before agreeing: a wrong figure is objected to
-# and the sloppy agent corrects itself there, so its flaw shows only elsewhere.
-READ_BACK_KINDS = frozenset({"pay_bill", "pay_after_decline", "create_arrangement"})
 
 
 def failing(played: Played) -> dict[str, set[str]]:
@@ -109,12 +105,9 @@ def test_sloppy_fails_the_amounts_it_states(runs: Callable[[type], list[Played]]
     for played in runs(SloppyAgent):
         task = played.task
         money = {c.id for c in task.checks if c.value_type == "money"}
-        stated = {
-            c.id
-            for c in task.checks
-            if c.value_type == "money"
-            and task.requests[c.request_index].kind not in READ_BACK_KINDS
-        }
+        # A read-back it corrects after the caller objects still fails: the wrong figure
+        # said first is not rescued by the right one.
+        stated = money
         found = failing(played)
         assert "gate" not in found and "actions" not in found, played.describe()
         wrong = found.get("requirements", set())
