@@ -29,7 +29,7 @@ topics a listener would attach it to, read from the words of its own clause
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -129,7 +129,7 @@ class Lexicon:
     first_words: frozenset[str] = field(default=frozenset())
 
     @classmethod
-    def build(cls, topics: dict[str, Sequence[str]], other: Sequence[str] = ()) -> Lexicon:
+    def build(cls, topics: Mapping[str, Sequence[str]], other: Sequence[str] = ()) -> Lexicon:
         frozen = tuple((topic, tuple(phrases)) for topic, phrases in topics.items())
         return _lexicon(frozen, tuple(other))
 

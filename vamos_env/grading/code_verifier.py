@@ -229,10 +229,10 @@ def matches(check: Check, value: Any) -> bool:
         return isinstance(value, int) and abs(value - int(str(expected))) <= check.tolerance
     if kind == "rate":
         try:
-            wanted = Decimal(str(expected))
+            price = Decimal(str(expected))
         except InvalidOperation:
             return False
-        return isinstance(value, Decimal) and abs(value - wanted) * 100 <= check.tolerance
+        return isinstance(value, Decimal) and abs(value - price) * 100 <= check.tolerance
     if kind == "digits":
         wanted = str(expected)
         got = str(value)
