@@ -139,3 +139,13 @@ def test_repair_moves_a_torn_middle_line_aside_and_its_call_runs_again(
     assert (tmp_path / "results.rejected.jsonl").exists()
     resumed = evaluate(config(tmp_path, stacks))
     assert resumed.ran == 1 and len(read_store(tmp_path)) == resumed.planned
+
+
+def test_the_recogniser_profile_reaches_each_call_and_fixes_the_folder(tmp_path: Path) -> None:
+    evaluate(config(tmp_path, ["reference"], tasks="exam:2", repeats=1, recogniser="ideal"))
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    assert manifest["recogniser"] == "ideal"
+    # The ideal profile passes the caller's words as said: the reference solves both calls.
+    assert all(r.status == "pass" for r in read_store(tmp_path))
+    with pytest.raises(RunFolderError, match="recogniser='ideal'"):
+        evaluate(config(tmp_path, ["reference"], tasks="exam:2", repeats=1))

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vamos_env.channel.parameters import DEFAULT_RECOGNISER, RECOGNISER_PROFILES
 from vamos_env.cli.args import CommandLineParser, fail, integer, level_db, seconds, share, text
 
 MAX_REPEATS = 1000
@@ -125,6 +126,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="text (fast, default) or audio: real TTS, noise and ASR (slow; needs the audio extra)",
     )
     parser.add_argument(
+        "--recogniser",
+        choices=RECOGNISER_PROFILES,
+        default=DEFAULT_RECOGNISER,
+        help="the text channel's recogniser profile: whisper-tiny.en (measured, default) or "
+        "ideal (no recognition errors, for ablations); see docs/rooms.md",
+    )
+    parser.add_argument(
         "--executor",
         choices=("ray", "local"),
         default="ray",
@@ -165,6 +173,7 @@ def _eval(args: argparse.Namespace) -> int:
         max_agent_turns=args.max_turns,
         level_db=args.level_db,
         channel=args.channel,
+        recogniser=args.recogniser,
         executor=args.executor,
         address=args.address,
         num_cpus=args.num_cpus,

@@ -23,7 +23,11 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from vamos_env import __version__
-from vamos_env.channel.parameters import parameters_digest
+from vamos_env.channel.parameters import (
+    DEFAULT_RECOGNISER,
+    RecogniserProfile,
+    parameters_digest,
+)
 from vamos_env.runner.backends import AsyncStats, Finished, LocalBackend, RayBackend
 from vamos_env.runner.plan import CallSpec, StackRef, TaskSelection, plan_calls
 from vamos_env.runner.preflight import preflight
@@ -43,6 +47,7 @@ _FIXED = (
     "level_db",
     "channel",
     "channel_parameters",
+    "recogniser",
 )
 
 
@@ -61,6 +66,7 @@ class EvalConfig:
     max_agent_turns: int = 60
     level_db: float | None = None
     channel: Literal["text", "audio"] = "text"
+    recogniser: RecogniserProfile = DEFAULT_RECOGNISER
     executor: Literal["ray", "local"] = "ray"
     address: str | None = None
     num_cpus: int | None = None
@@ -108,6 +114,7 @@ def _manifest(
         "level_db": config.level_db,
         "channel": config.channel,
         "channel_parameters": parameters_digest(),
+        "recogniser": config.recogniser,
         "timeout_s": config.timeout_s,
         "task_source": selection.source,
         "task_set": selection.task_set.name,
@@ -137,6 +144,8 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
         return fresh
     old = _load_manifest(path)
     old.setdefault("channel", "text")  # folders from before the audio channel were text
+    # Folders from before the profiles ran the measured recogniser's file.
+    old.setdefault("recogniser", DEFAULT_RECOGNISER)
     for name in _FIXED:
         if old.get(name) != fresh[name]:
             raise RunFolderError(
@@ -183,6 +192,7 @@ def evaluate(config: EvalConfig) -> EvalSummary:
         level_db=config.level_db,
         channel=config.channel,
         prices=prices,
+        recogniser=config.recogniser,
     )
     started = time.perf_counter()
     with ResultStore(out / RESULTS_FILE) as store:

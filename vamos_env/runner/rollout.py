@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from vamos_env.channel.parameters import DEFAULT_RECOGNISER, RecogniserProfile
 from vamos_env.envs.energy.env import VamosEnergyEnv
 from vamos_env.envs.energy.tasks.schema import TaskSet
 from vamos_env.grading.llm import Price, price_of
@@ -59,6 +60,7 @@ class RolloutSettings:
     level_db: float | None = None
     channel: Literal["text", "audio"] = "text"
     prices: Mapping[str, Price] | None = None  # None: the shipped price table
+    recogniser: RecogniserProfile = DEFAULT_RECOGNISER
 
 
 @dataclass
@@ -93,6 +95,7 @@ class Rollout:
             caller=self.settings.caller,
             channel=self.settings.channel,
             max_agent_turns=self.settings.max_agent_turns,
+            recogniser=self.settings.recogniser,
         )
 
     @property
