@@ -1181,9 +1181,10 @@ class ReferenceAgent:
             moved_on = understand(reply)
             if moved_on is not None and moved_on.intent != "arrangement":
                 return reply  # it took the terms as its answer and raised its next request
+            # The question itself carries the amounts the caller agrees to, kept short.
             agreed, reply = yield from self._consent(
                 lambda careful: (
-                    "Shall I set that up?" if not careful else f"{terms(True)} Shall I set it up?",
+                    f"{_capital(self._instalments(quote, careful=careful))}. Shall I set that up?",
                     "I'm setting that up now.",
                 )
             )
@@ -1449,6 +1450,10 @@ def _spoken(text: str) -> str:
         return render.money(-cents if negative else cents)
 
     return _MONEY_TEXT.sub(words, text)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _sentences(text: str) -> list[str]:
