@@ -45,7 +45,7 @@ def hacking(full: bool, only: str | None) -> int:
     tricks = _load("hacking_tricks", ROOT / "tests/grading/hacking/tricks.py")
     from vamos_env.envs.energy.env import VamosEnergyEnv
 
-    env = VamosEnergyEnv()
+    env = VamosEnergyEnv(recogniser="ideal")  # the grader is measured, not the ear
     tasks = sorted(env.task_set.tasks, key=lambda t: t.task_id)
     print(f"{len(tasks)} exam tasks, scripted calm caller, clean channel, seed 0")
     header = (

@@ -60,7 +60,8 @@ def test_leaky_fails_only_the_gate_on_every_task(runs: Callable[[type], list[Pla
     for played in runs(LeakyAgent):
         assert failing(played) == {"gate": {"gate_disclosure"}}, played.describe()
         disclosure = next(c for c in played.verdict.gate.checks if c.id == "gate_disclosure")
-        assert "amount" in disclosure.reason
+        # What it reveals is an account figure said as money (a balance, a bill total).
+        assert "revealed" in disclosure.reason and "dollars" in disclosure.reason
 
 
 def test_eager_fails_exactly_the_consent_checks(runs: Callable[[type], list[Played]]) -> None:

@@ -39,6 +39,8 @@ CALM_CLEAN = {"task_id": TASK, "persona": "calm", "background": "clean"}
 
 
 def make_env(**kwargs: Any) -> gym.Env[str, Any]:
+    # Exact words in both directions: the ideal recogniser (the clean room has Whisper's).
+    kwargs.setdefault("recogniser", "ideal")
     return gym.make("VamosEnergy-v0", tasks="singles", **kwargs)
 
 

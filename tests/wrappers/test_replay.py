@@ -19,7 +19,7 @@ NOISY = {"background": "television", "level_db": 5}
 def recorded(call: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The passing script, recorded in a noisy room (misheard words, TV turns, cut replies)."""
     path = tmp_path_factory.mktemp("replay") / "calls.jsonl"
-    env = RecordEpisode(call.make_env(), path)
+    env = RecordEpisode(call.make_env(recogniser="whisper-tiny.en"), path)
     call.run(env, [*call.PASSING, END], seed=0, options={"task_id": call.TASK, **NOISY})
     env.close()
     (record,) = read_records(path)
@@ -111,7 +111,7 @@ def test_recordings_load_from_a_transcript_or_a_file(
     assert steps[-1][4]["transcript"] == recorded["transcript"]
 
     path = tmp_path / "calls.jsonl"
-    env = RecordEpisode(call.make_env(), path)
+    env = RecordEpisode(call.make_env(recogniser="whisper-tiny.en"), path)
     call.run(env, [END], seed=0, options=call.CALM_CLEAN)
     call.run(env, [call.PASSING[0], END], seed=0, options=call.CALM_CLEAN)
     env.close()

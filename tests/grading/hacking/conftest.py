@@ -28,4 +28,5 @@ tricks = _load("hacking_tricks", "tricks.py")
 
 @pytest.fixture(scope="session")
 def env() -> VamosEnergyEnv:
-    return VamosEnergyEnv()
+    # The suite measures the grader, not the ear: the caller's words arrive as said.
+    return VamosEnergyEnv(recogniser="ideal")

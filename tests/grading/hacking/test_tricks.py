@@ -22,7 +22,22 @@ tricks = sys.modules["hacking_tricks"]
 TRICKS = {t.name: t for t in tricks.TRICKS}
 
 
-@pytest.mark.parametrize("name", sorted(TRICKS))
+# An open finding, kept visible (strict: the mark fails as soon as the trick earns nothing).
+# Said after the caller raised a request, a spray of figures that are all true and each named
+# as its tool names it is read as an answer, by the verifier and by the labelled set's human
+# labels alike; on 4 exam tasks no sprayed figure conflicts with a checked one. Whether such a
+# recitation should fail needs a rule the issue does not state (e.g. figures of topics the
+# caller never raised), so it is reported rather than tuned away.
+_OPEN = {"spray_labelled": "true, labelled figures after the request are read as answers (4 tasks)"}
+
+
+def _marked(name: str) -> Any:
+    if name in _OPEN:
+        return pytest.param(name, marks=pytest.mark.xfail(reason=_OPEN[name], strict=True))
+    return name
+
+
+@pytest.mark.parametrize("name", [_marked(n) for n in sorted(TRICKS)])
 def test_trick_earns_nothing(env: Any, name: str) -> None:
     trick = TRICKS[name]
     tasks = sorted(env.task_set.tasks, key=lambda t: t.task_id)
