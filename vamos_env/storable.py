@@ -142,3 +142,8 @@ def storable_json(
         return LimitExceeded(
             f"tool arguments may nest at most {limits.max_depth} levels deep (max_depth)"
         )
+    except Exception as exc:  # a mapping or sequence whose reading raises is no JSON value
+        return LimitExceeded(
+            "tool arguments must be JSON values that can be read; reading them raised "
+            f"{type(exc).__name__}"
+        )

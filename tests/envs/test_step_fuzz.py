@@ -191,3 +191,21 @@ def test_no_action_escapes_step_and_every_call_is_stored_and_reported(tmp_path: 
     assert len(records) == seen["calls"]
     files = write_report(run)
     assert files.html.exists() and len(list(files.calls.iterdir())) == seen["calls"]
+
+
+def test_arguments_whose_reading_raises_are_refused_with_a_reason() -> None:
+    from vamos_env.storable import LimitExceeded, storable_json
+
+    refused = storable_json({"outer": Hostile(a=1)})
+    assert isinstance(refused, LimitExceeded) and "RuntimeError" in refused.message
+
+
+def test_a_tool_call_with_hostile_arguments_is_an_error_observation() -> None:
+    from vamos_env.envs.energy.env import VamosEnergyEnv
+
+    env = VamosEnergyEnv(recogniser="ideal")
+    env.reset(seed=0)
+    action = {"type": "tool_call", "name": "verify_caller", "arguments": Hostile(a=1)}
+    observation, reward, terminated, truncated, _ = env.step(action)
+    assert not terminated and not truncated and reward == 0
+    assert "RuntimeError" in str(observation)
