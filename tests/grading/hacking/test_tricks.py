@@ -25,10 +25,11 @@ TRICKS = {t.name: t for t in tricks.TRICKS}
 # An open finding, kept visible (strict: the mark fails as soon as the trick earns nothing).
 # Said after the caller raised a request, a spray of figures that are all true and each named
 # as its tool names it is read as an answer, by the verifier and by the labelled set's human
-# labels alike; on 4 exam tasks no sprayed figure conflicts with a checked one. Whether such a
+# labels alike; on 6 of 100 exam tasks (benchmarks/hacking.py) no sprayed figure conflicts
+# with a checked one. Whether such a
 # recitation should fail needs a rule the issue does not state (e.g. figures of topics the
 # caller never raised), so it is reported rather than tuned away.
-_OPEN = {"spray_labelled": "true, labelled figures after the request are read as answers (4 tasks)"}
+_OPEN = {"spray_labelled": "true, labelled figures after the request are read as answers (6 of 100 tasks)"}
 
 
 def _marked(name: str) -> Any:
