@@ -16,6 +16,13 @@ def _register() -> None:
             entry_point="vamos_env.envs.energy.env:VamosEnergyEnv",
             disable_env_checker=True,  # our spaces are text; check_env passes (tests run it)
         )
+    if "VamosEnergyDuplex-v0" not in registry:
+        # Full-duplex audio (needs the audio extra; docs/duplex.md).
+        register(
+            id="VamosEnergyDuplex-v0",
+            entry_point="vamos_env.duplex.env:VamosEnergyDuplexEnv",
+            disable_env_checker=True,  # a text part in its spaces; check_env passes (tests run it)
+        )
 
 
 _register()

@@ -1,0 +1,218 @@
+"""The duplex engine on constructed audio: barge-in both ways, and determinism from the seed.
+
+Speech is real (Piper, the Silero detector), recognition is a stand-in (these tests are
+about timing, not words), and callers and agents are scripted, so each test knows when
+everybody speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vamos_env.callers.base import Deviation, HangUp, Utterance
+from vamos_env.channel.audio import engines
+from vamos_env.duplex.cascade import CascadeAgent, agent_voice_synthesizer
+from vamos_env.duplex.engine import (
+    FRAME,
+    DuplexCall,
+    _NoSpeechChannel,
+    caller_voice_synthesizer,
+)
+from vamos_env.duplex.line import line_condition
+from vamos_env.duplex.turntaking import turn_taking
+from vamos_env.episode import Episode
+
+pytestmark = pytest.mark.audio
+RATE = 16_000
+LONG = (
+    "I have been with you for a very long time and I want to talk about my bill, "
+    "which looks far too high this month compared with the one I had last month."
+)
+MONOLOGUE = " ".join(
+    [
+        "Thank you for calling. Let me tell you about every plan we offer this season,",
+        "starting with the fixed rate plan, then the variable plan, then the green plan,",
+        "then the budget billing plan, and finally the plan for small businesses, which",
+        "has its own terms and conditions that I will now read to you one by one.",
+    ]
+)
+
+
+class ScriptCaller:
+    """Opens with a line, answers every turn with the next reply, then says goodbye."""
+
+    def __init__(self, opening: str, replies: list[str]) -> None:
+        self.opening, self.replies = opening, list(replies)
+        self.heard: list[str] = []
+        self.deviations: list[Deviation] = []
+
+    def open(self) -> Utterance:
+        return Utterance(self.opening)
+
+    def hear(self, text: str) -> Utterance | HangUp:
+        self.heard.append(text)
+        return Utterance(self.replies.pop(0)) if self.replies else HangUp("done", "Bye.")
+
+    def goal_met(self) -> bool:
+        return False
+
+
+def heard_words(audio: np.ndarray) -> str:
+    """A stand-in recogniser: words, if there is any audio."""
+    return "words" if len(audio) else ""
+
+
+def make_call(
+    caller: ScriptCaller,
+    persona: str,
+    *,
+    background: str = "clean",
+    line: str = "wideband",
+    seed: int = 0,
+) -> DuplexCall:
+    session = SimpleNamespace(trace=[], call=lambda name, arguments: {"ok": True})
+    episode = Episode("constructed", session, caller, _NoSpeechChannel(), 10**6)
+    return DuplexCall(
+        episode,
+        background=background,
+        rng=np.random.default_rng(seed),
+        level_db=25.0,
+        line=line_condition(line),
+        taking=turn_taking(persona),
+        synthesize=caller_voice_synthesizer(engines.CALLER),
+        recognise=heard_words,
+        max_call_s=40.0,
+    )
+
+
+def scripted_agent(clips: list[tuple[float, np.ndarray]]) -> Callable[[int], np.ndarray]:
+    """An agent that plays each clip from its start time, whatever it hears."""
+    track = np.zeros(int(60 * RATE))
+    for start, clip in clips:
+        at = int(start * RATE)
+        track[at : at + len(clip)] += clip
+    return lambda sample: track[sample : sample + FRAME]
+
+
+def run_scripted(call: DuplexCall, agent: Callable[[int], np.ndarray], seconds: float) -> None:
+    while not call.ended and call.now_s < seconds:
+        call.step(agent(call.sample))
+    call.finish()
+
+
+class Monologue:
+    """A text agent that answers the first turn with a long monologue, then briefly."""
+
+    def __init__(self) -> None:
+        self.observations: list[str] = []
+        self.cuts: list[str] = []
+
+    def reset(self, info: Mapping[str, Any]) -> None:
+        pass
+
+    def act(self, observation: str, info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        self.observations.append(observation)
+        if info and "agent_cut" in info:
+            self.cuts.append(str(info["agent_cut"]))
+        text = MONOLOGUE if len(self.observations) == 1 else "Yes, go on."
+        return {"type": "say", "text": text}
+
+
+def run_cascade(call: DuplexCall, agent: CascadeAgent, seconds: float) -> None:
+    agent.reset({"persona": "test"})
+    audio, results = np.zeros(FRAME), []
+    while not call.ended and call.now_s < seconds:
+        out, actions = agent.step(audio, results)
+        step = call.step(out, actions)
+        audio, results = step.audio, step.tool_results
+    call.finish()
+
+
+def test_the_caller_cuts_in_and_the_cascade_stops_talking() -> None:
+    caller = ScriptCaller(
+        "Hello, I have a question about my bill.", ["Stop, I only want my balance."]
+    )
+    call = make_call(caller, "angry")  # cuts in after 5 s of unbroken agent speech
+    agent = CascadeAgent(agent=Monologue(), recognise=heard_words)
+    run_cascade(call, agent, 30.0)
+    kinds = [e.kind for e in call.events]
+    assert "caller_cut_in" in kinds
+    cut_in = next(e.time_s for e in call.events if e.kind == "caller_cut_in")
+    m = call.metrics()
+    assert agent.barge_ins >= 1
+    assert m.barge_ins >= 1
+    assert m.barge_in_tail_max_s is not None and m.barge_in_tail_max_s < 0.6
+    first_agent = call.agent_segments()[0]
+    assert first_agent[1] - first_agent[0] == pytest.approx(cut_in - first_agent[0], abs=0.8)
+    # The text agent was told what it had said before it was cut.
+    inner = agent._agent
+    assert inner.cuts and 0 < len(inner.cuts[0].split()) < len(MONOLOGUE.split())
+
+
+def test_an_agent_that_ignores_the_caller_keeps_talking_after_the_cut_in() -> None:
+    caller = ScriptCaller(
+        "Hello, I have a question about my bill.", ["Stop, I only want my balance."]
+    )
+    call = make_call(caller, "angry")
+    monologue = agent_voice_synthesizer()(MONOLOGUE)
+    run_scripted(call, scripted_agent([(4.0, monologue)]), 4.0 + len(monologue) / RATE + 2.0)
+    m = call.metrics()
+    assert "caller_cut_in" in [e.kind for e in call.events]
+    assert m.barge_ins == 1
+    assert m.barge_in_tail_max_s is not None and m.barge_in_tail_max_s > 5.0
+    assert m.overlap_s > 1.0
+
+
+def test_the_agent_talks_over_a_calm_caller_who_yields() -> None:
+    caller = ScriptCaller(LONG, [])
+    call = make_call(caller, "calm")
+    interjection = agent_voice_synthesizer()("Sorry, can I have your account number first?")
+    run_scripted(call, scripted_agent([(3.0, interjection)]), 10.0)
+    yielded = [e for e in call.events if e.kind == "caller_yielded"]
+    assert len(yielded) == 1
+    assert 3.0 < yielded[0].time_s < 3.6  # the detector confirms the agent in about 0.2 s
+    first = call.caller_segments[0]
+    assert first[0] == pytest.approx(1.0, abs=0.2) and first[1] == pytest.approx(yielded[0].time_s)
+    turn = next(t for t in call.episode.transcript.turns if t.speaker == "caller")
+    assert turn.cut and 0 < len(turn.text.split()) < len(LONG.split())
+    assert LONG.startswith(turn.text)
+    overlap_s, _ = call.metrics().overlap_s, None
+    assert overlap_s < 0.8
+
+
+def test_an_angry_caller_does_not_yield_and_the_overlap_shows_it() -> None:
+    caller = ScriptCaller(LONG, [])
+    call = make_call(caller, "angry")
+    interjection = agent_voice_synthesizer()("Sorry, can I have your account number first?")
+    run_scripted(call, scripted_agent([(3.0, interjection)]), 12.0)
+    assert not [e for e in call.events if e.kind == "caller_yielded"]
+    turn = next(t for t in call.episode.transcript.turns if t.speaker == "caller")
+    assert turn.text == LONG and not turn.cut
+    assert call.metrics().overlap_s > 1.5
+
+
+def _line_audio(seed: int) -> tuple[np.ndarray, list[Any], Any]:
+    caller = ScriptCaller("Hi, I need my balance please.", ["It is four nine four four."])
+    call = make_call(caller, "calm", background="street", line="g711-loss5", seed=seed)
+    reply = agent_voice_synthesizer()("Your account number, please?")
+    agent = scripted_agent([(4.5, reply)])
+    received = []
+    while not call.ended and call.now_s < 12.0:
+        received.append(call.step(agent(call.sample)).audio)
+    call.finish()
+    return np.concatenate(received), [e.as_dict() for e in call.events], call.metrics()
+
+
+def test_a_duplex_call_is_determined_by_its_seed() -> None:
+    audio, events, metrics = _line_audio(3)
+    again, events_again, metrics_again = _line_audio(3)
+    other, _, _ = _line_audio(4)
+    assert np.array_equal(audio, again)
+    assert events == events_again and metrics == metrics_again
+    assert not np.array_equal(audio, other)
+    assert metrics.latencies_s  # the agent answered the caller's first words

@@ -1,0 +1,556 @@
+"""The duplex call engine: both sides stream 20 ms frames on a simulated clock.
+
+A ``DuplexCall`` advances the call one frame at a time. In each frame:
+
+1. the caller's side gives its next frame of speech (silence when it is not talking);
+2. the call's background gives its next frame (one ``BackgroundStream`` for the whole
+   call, never restarted), is added under it, and the mix is dithered;
+3. the mix goes down the line to the agent (``Line``: the call's line condition) and is
+   what the agent receives: caller speech plus background, never text;
+4. the agent's frame for the same instant comes up the line the other way and reaches
+   the caller's hearing: the audio channel's detector, run as a stream, and Whisper over
+   each stretch of the agent's speech the caller heard.
+
+The agent sends its frame for instant *k* after it has received the line's frames up to
+*k - 1* (the step returns the line audio of the frames it advanced), so a frame of
+pipeline delay is built in. Tool calls run at the instant they arrive, through the same
+``Episode`` tool path as text calls (argument limits, storable text, the trace), and
+their results come back in the same step.
+
+The caller's turn-taking (``turntaking``): it answers ``reply_gap_s`` after its detector
+decides the agent has stopped; it cuts in on an agent that has spoken without a break
+for ``cut_in_after_s``; if it ``yields``, it stops talking when the agent starts over it
+(the words it had not said are lost); after ``nudge_after_s`` of silence it speaks again.
+It hears the agent only while it is not talking itself. Everything it hears is passed to
+its brief (``Caller.hear``) as one turn; its words come out through the persona's voice.
+
+The transcript the grader reads is built on the same clock: the caller's words as
+spoken (cut where it yielded), the agent's words as Whisper recognised them from the
+agent's audio (every stretch of it, heard by the caller or not), and the tool calls at
+the instant they ran, ordered by time. An agent stretch of speech that spans a tool call
+is recognised in two pieces split at the call's instant, so every word stands on the
+right side of every tool call (docs/grading.md, "Duplex calls").
+
+Nothing reads the wall clock; the call is reproducible from its generators.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vamos_env.actions import ActionError, Say, parse_action
+from vamos_env.callers.base import Caller, HangUp, Utterance
+from vamos_env.channel.audio import engines
+from vamos_env.channel.audio.backgrounds import REFERENCE_RMS, BackgroundStream
+from vamos_env.channel.audio.channel import spoken_form
+from vamos_env.channel.audio.dsp import RATE, Audio, active_rms, dither, ratio_for_level
+from vamos_env.channel.audio.vad import DetectorSettings, SpeechDetector
+from vamos_env.duplex.hearing import Offset, Onset, StreamingDetector
+from vamos_env.duplex.line import Line, LineCondition
+from vamos_env.duplex.metrics import CallMetrics, Segment, call_metrics, merged
+from vamos_env.duplex.turntaking import TurnTaking
+from vamos_env.episode import Episode
+from vamos_env.types import Turn
+
+FRAME_S = 0.02
+FRAME = 320  # samples per 20 ms frame at 16 kHz
+MAX_CALL_S = 900.0
+# Roll around a stretch of the agent's speech when it is recognised: its audio is clean,
+# so the detector's onset is close and a short roll keeps the previous stretch out.
+PRE_ROLL_S = 0.3
+POST_ROLL_S = 0.2
+MIN_HEARD_S = 0.25  # shorter scraps of agent speech (after the caller stopped) are not heard
+SPLIT_MARGIN_S = 0.25  # a tool call this close to a stretch's edge does not split it
+AGENT_SPEECH_DBFS = -45.0  # an agent frame louder than this carries speech (ground truth)
+AGENT_GAP_S = 0.5  # pauses shorter than this inside the agent's speech are not gaps
+TRANSFER_GRACE_S = 10.0  # the agent's closing words after a transfer must start by then
+HANG_UP_TAIL_S = 0.5
+
+Synthesize = Callable[[str], Audio]
+Recognise = Callable[[Audio], str]
+
+
+class _Tape:
+    """A growing float32 recording of one stream of the call."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros(RATE * 60, dtype=np.float32)
+        self.length = 0
+
+    def append(self, frame: Audio) -> None:
+        end = self.length + len(frame)
+        if end > len(self._data):
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=np.float32)
+            grown[: self.length] = self._data[: self.length]
+            self._data = grown
+        self._data[self.length : end] = frame
+        self.length = end
+
+    def slice(self, start: int, end: int) -> Audio:
+        start, end = max(0, start), min(self.length, end)
+        return np.asarray(self._data[start:end], dtype=np.float64)
+
+    def array(self) -> Audio:
+        return self.slice(0, self.length)
+
+
+class _NoSpeechChannel:
+    """The episode's channel in a duplex call: speech never goes through it."""
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        raise RuntimeError("a duplex call carries the caller's speech as audio")
+
+    def to_caller(self, agent_text: str) -> str:
+        raise RuntimeError("a duplex call carries the agent's speech as audio")
+
+
+@dataclass
+class _Speech:
+    """A caller utterance being played."""
+
+    text: str
+    audio: Audio
+    start: int  # call sample of its first sample
+    speech: tuple[int, int]  # its voiced samples within ``audio``
+    turn: Turn | None
+    final: bool = False  # the caller's last words (it hung up)
+    position: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.position >= len(self.audio)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened on the call, at ``time_s`` on its clock."""
+
+    kind: str
+    time_s: float
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "time_s": round(self.time_s, 3), "detail": self.detail}
+
+
+@dataclass
+class StepResult:
+    """What one engine step hands back to the agent."""
+
+    audio: Audio  # the line's 16 kHz audio for the frames advanced
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    ended: bool = False
+    truncated: bool = False
+
+
+def caller_voice_synthesizer(voice: engines.Voice) -> Synthesize:
+    """The persona's voice at the reference speech level (codes digit by digit)."""
+
+    def say(text: str) -> Audio:
+        speech = engines.synthesize(spoken_form(text), voice)
+        return speech * (REFERENCE_RMS / max(active_rms(speech), 1e-9))
+
+    return say
+
+
+def voiced_range(audio: Audio, threshold: float = 0.02) -> tuple[int, int]:
+    """The first and last sample louder than ``threshold`` of the peak (the speech)."""
+    if len(audio) == 0:
+        return (0, 0)
+    loud = np.nonzero(np.abs(audio) >= threshold * max(float(np.max(np.abs(audio))), 1e-9))[0]
+    return (int(loud[0]), int(loud[-1]) + 1) if len(loud) else (0, 0)
+
+
+class DuplexCall:
+    """One full-duplex call in progress, advanced frame by frame."""
+
+    def __init__(
+        self,
+        episode: Episode,
+        *,
+        background: str,
+        rng: np.random.Generator,
+        level_db: float,
+        line: LineCondition,
+        taking: TurnTaking,
+        synthesize: Synthesize,
+        recognise: Recognise = engines.transcribe,
+        max_call_s: float = MAX_CALL_S,
+        keep_line_audio: bool = False,
+    ) -> None:
+        self.episode = episode
+        self.caller: Caller = episode.caller
+        self.taking = taking
+        self.line = line
+        self.max_call_s = max_call_s
+        self._synthesize = synthesize
+        self._recognise = recognise
+        room_rng, dither_rng, down_rng, up_rng = rng.spawn(4)
+        self.stream = BackgroundStream(background, room_rng, ratio_for_level(level_db))  # type: ignore[arg-type]
+        self._dither_rng = dither_rng
+        self.line_to_agent = Line(line, down_rng)
+        self.line_to_caller = Line(line, up_rng)
+        self.hearing = StreamingDetector(DetectorSettings())
+        self.sample = 0
+        self.events: list[Event] = []
+        self.end_reason: str | None = None
+        self.truncated = False
+        # Tapes: what the agent sent, what the caller heard of it, the room alone, the line.
+        self.agent_tape = _Tape()
+        self.heard_tape = _Tape()
+        self.room_tape = _Tape()
+        self.line_tape = _Tape() if keep_line_audio else None
+        self.caller_segments: list[Segment] = []  # seconds, ground truth
+        self.turn_times: dict[int, float] = {}  # id(turn) -> start seconds
+        self.tool_samples: list[int] = []
+        self.agent_stretches: list[tuple[int, int]] = []  # the caller's detector over the agent
+        self._recognised: dict[tuple[int, int], str] = {}
+        self._speaking: _Speech | None = None
+        self._unanswered: list[tuple[int, int]] = []
+        self._deaf_until = 0
+        self._reply_due: int | None = round(taking.opens_after_s * RATE)
+        self._opened = False
+        self._cut_in_at = -1  # the agent stretch the caller last cut in on (its start)
+        self._quiet_since = 0
+        self._transfer_at: int | None = None
+        self._hung_up = False
+        self.caller_words_heard: list[str] = []
+
+    # -- the clock -----------------------------------------------------------------------
+    @property
+    def now_s(self) -> float:
+        return self.sample / RATE
+
+    @property
+    def ended(self) -> bool:
+        return self.end_reason is not None
+
+    def _event(self, kind: str, detail: str = "", at: int | None = None) -> Event:
+        event = Event(kind, (self.sample if at is None else at) / RATE, detail)
+        self.events.append(event)
+        return event
+
+    # -- one step ------------------------------------------------------------------------
+    def step(self, agent_audio: Audio, actions: Sequence[Any] = ()) -> StepResult:
+        """Run the agent's actions now, then advance one frame per ``FRAME`` samples of its
+        audio (a whole number of frames); return the line audio of those frames."""
+        if self.ended:
+            raise RuntimeError("the call has ended")
+        if len(agent_audio) % FRAME:
+            raise ValueError(f"agent audio: expected whole 20 ms frames ({FRAME} samples)")
+        first = len(self.events)
+        result = StepResult(np.zeros(len(agent_audio)))
+        for action in actions:
+            self._act(action, result)
+            if self.ended:
+                break
+        out = result.audio
+        for k in range(len(agent_audio) // FRAME):
+            if self.ended:
+                break
+            out[k * FRAME : (k + 1) * FRAME] = self._frame(agent_audio[k * FRAME : (k + 1) * FRAME])
+        result.events = self.events[first:]
+        result.ended, result.truncated = self.ended, self.truncated
+        return result
+
+    def _act(self, raw: Any, result: StepResult) -> None:
+        parsed = parse_action(raw)
+        if isinstance(parsed, ActionError) or any(isinstance(a, Say) for a in parsed.actions):
+            why = (
+                parsed.message
+                if isinstance(parsed, ActionError)
+                else "'say' is not an action in a duplex call: speak it as audio"
+            )
+            self.episode.malformed_actions += 1
+            result.tool_results.append({"error": f"action not understood: {why}"})
+            self._event("action_error", why)
+            return
+        outcome = self.episode.step(raw)
+        for entry in outcome.tool_results:
+            self.tool_samples.append(self.sample)
+            result.tool_results.append(entry)
+            self._event("tool_call", str(entry.get("name")))
+        for turn in self.episode.transcript.turns:
+            if turn.tool_call is not None and id(turn) not in self.turn_times:
+                self.turn_times[id(turn)] = self.now_s
+        if getattr(self.episode.session, "transferred", False) and self._transfer_at is None:
+            self._transfer_at = self.sample
+        if outcome.ended:
+            self._end("end_call" if self.episode.end_reason == "end_call" else "turn_limit")
+
+    def _frame(self, agent_frame: Audio) -> Audio:
+        voice = self._caller_frame()
+        room = self.stream.take(FRAME)
+        to_agent = self.line_to_agent(dither(voice + room, self._dither_rng))
+        heard = self.line_to_caller(agent_frame)
+        self.agent_tape.append(agent_frame)
+        self.heard_tape.append(heard)
+        self.room_tape.append(room)
+        if self.line_tape is not None:
+            self.line_tape.append(to_agent)
+        self.sample += FRAME
+        self._listen(heard)
+        if not self.ended and self.now_s >= self.max_call_s:
+            self.truncated = True
+            self._end("turn_limit")
+        return to_agent
+
+    # -- the caller's voice --------------------------------------------------------------
+    def _caller_frame(self) -> Audio:
+        speech = self._speaking
+        if speech is None:
+            return np.zeros(FRAME)
+        out = np.zeros(FRAME)
+        piece = speech.audio[speech.position : speech.position + FRAME]
+        out[: len(piece)] = piece
+        speech.position += FRAME
+        if speech.done:
+            self._finish_speech(self.sample + FRAME)
+        return out
+
+    def _speak(self, text: str, *, final: bool = False, turn: Turn | None = None) -> None:
+        audio = self._synthesize(text) if text else np.zeros(0)
+        speech = _Speech(text, audio, self.sample, voiced_range(audio), turn, final)
+        if turn is not None:
+            self.turn_times[id(turn)] = (self.sample + speech.speech[0]) / RATE
+        self._speaking = speech
+        if len(audio) == 0:
+            self._finish_speech(self.sample)
+
+    def _finish_speech(self, at: int, *, yielded: bool = False) -> None:
+        speech = self._speaking
+        if speech is None:
+            return
+        self._speaking = None
+        a, b = speech.speech
+        played = min(b, at - speech.start)
+        if played > a:
+            self.caller_segments.append(((speech.start + a) / RATE, (speech.start + played) / RATE))
+        if yielded and speech.turn is not None:
+            words = speech.text.split()
+            share = max(0.0, (played - a) / max(b - a, 1))
+            kept = " ".join(words[: int(len(words) * share)])
+            speech.turn.text, speech.turn.cut = kept, True
+            self._event("caller_yielded", kept, at)
+        self._deaf_until = at
+        self._quiet_since = at
+        if speech.final:
+            self._hung_up = True
+
+    # -- the caller's ears ---------------------------------------------------------------
+    def _listen(self, heard: Audio) -> None:
+        for event in self.hearing.feed(heard):
+            if isinstance(event, Onset):
+                self._agent_onset(event)
+            elif isinstance(event, Offset):
+                self._agent_offset(event)
+        now = self.sample
+        if self._hung_up:
+            if now - self._deaf_until >= HANG_UP_TAIL_S * RATE:
+                self._end("hang_up")
+            return
+        if self._transfer_ended(now):
+            return
+        taking = self.taking
+        agent_talking = self.hearing.speaking
+        if self._speaking is not None:
+            return
+        start = self.hearing.segment_start
+        if (
+            agent_talking
+            and taking.cut_in_after_s is not None
+            and start != self._cut_in_at
+            and now - max(start, self._deaf_until) >= taking.cut_in_after_s * RATE
+        ):
+            self._cut_in_at = start
+            self._unanswered.append((max(start, self._deaf_until), now))
+            self._event("caller_cut_in")
+            self._reply()
+            return
+        if self._reply_due is not None and now >= self._reply_due and not agent_talking:
+            self._reply()
+            return
+        if (
+            self._reply_due is None
+            and not agent_talking
+            and now - self._quiet_since >= taking.nudge_after_s * RATE
+        ):
+            self._event("caller_nudge")
+            self._reply()
+
+    def _agent_onset(self, event: Onset) -> None:
+        self._reply_due = None if self._opened else self._reply_due
+        self._quiet_since = event.at
+        speech = self._speaking
+        if (
+            speech is not None
+            and not speech.final
+            and speech.turn is not None
+            and self.taking.yields
+        ):
+            self._finish_speech(event.at, yielded=True)
+
+    def _agent_offset(self, event: Offset) -> None:
+        self.agent_stretches.append((event.start, event.end))
+        self._quiet_since = event.at
+        begin = max(event.start, self._deaf_until)
+        if event.end - begin >= MIN_HEARD_S * RATE and self._speaking is None:
+            self._unanswered.append((begin, event.end))
+        if self._unanswered and self._speaking is None and self._opened:
+            self._reply_due = event.at + round(self.taking.reply_gap_s * RATE)
+
+    def _transfer_ended(self, now: int) -> bool:
+        """After a transfer the call ends with the agent's closing words (or without)."""
+        at = self._transfer_at
+        if at is None:
+            return False
+        closed = any(start >= at for start, _ in self.agent_stretches)
+        if closed or now - at >= TRANSFER_GRACE_S * RATE:
+            self._end("transfer")
+            return True
+        return False
+
+    # -- the caller's turn ---------------------------------------------------------------
+    def _pieces(self, start: int, end: int) -> list[tuple[int, int]]:
+        """``[start, end)`` cut at every tool call well inside it."""
+        margin = round(SPLIT_MARGIN_S * RATE)
+        cuts = [t for t in self.tool_samples if start + margin < t < end - margin]
+        edges = [start, *cuts, end]
+        return list(itertools.pairwise(edges))
+
+    def _words(self, start: int, end: int) -> str:
+        key = (start, end)
+        if key not in self._recognised:
+            a = start - round(PRE_ROLL_S * RATE)
+            b = end + round(POST_ROLL_S * RATE)
+            self._recognised[key] = self._recognise(self.heard_tape.slice(a, b)).strip()
+        return self._recognised[key]
+
+    def _heard_text(self) -> str:
+        texts = [
+            self._words(a, b)
+            for start, end in self._unanswered
+            for a, b in self._pieces(start, end)
+        ]
+        self._unanswered = []
+        return " ".join(t for t in texts if t)
+
+    def _reply(self) -> None:
+        self._reply_due = None
+        if not self._opened:
+            self._opened = True
+            reply: Utterance | HangUp = self.caller.open()
+        else:
+            text = self._heard_text()
+            self.caller_words_heard.append(text)
+            reply = self.caller.hear(text)
+        if isinstance(reply, HangUp):
+            words = self.episode._clean(reply.text) if reply.text else ""
+            turn = self.episode._add(speaker="caller", text=words) if words else None
+            self._event("caller_hang_up", reply.reason)
+            self._speak(words, final=True, turn=turn)
+            return
+        said = self.episode._clean(reply.text)
+        turn = self.episode._add(speaker="caller", text=said)
+        self._speak(said, turn=turn)
+
+    # -- the end -------------------------------------------------------------------------
+    def _end(self, reason: str) -> None:
+        if self.end_reason is None:
+            self.end_reason = reason
+            self.episode.end_reason = reason  # type: ignore[assignment]
+            self._event("call_ended", reason)
+
+    def finish(self) -> None:
+        """Close the books: stop the caller, recognise every stretch of the agent's speech
+        into the transcript, and order the transcript by time."""
+        if self._speaking is not None:
+            self._finish_speech(self.sample, yielded=self._speaking.turn is not None)
+        stretches = list(self.agent_stretches)
+        if self.hearing.speaking:
+            stretches.append((self.hearing.segment_start, self.sample))
+        for start, end in stretches:
+            for a, b in self._pieces(start, end):
+                text = self._words(a, b)
+                if text:
+                    turn = self.episode._add(speaker="agent", text=text)
+                    self.turn_times[id(turn)] = a / RATE
+        turns = self.episode.transcript.turns
+        order = sorted(range(len(turns)), key=lambda i: (self.turn_times.get(id(turns[i]), 0.0), i))
+        ordered = [turns[i] for i in order]
+        for index, turn in enumerate(ordered):
+            turn.index = index
+        self.episode.transcript.turns[:] = ordered
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """Each transcript turn's start on the call's clock (after ``finish``)."""
+        return [
+            {
+                "turn": t.index,
+                "speaker": t.speaker,
+                "start_s": round(self.turn_times.get(id(t), 0.0), 3),
+            }
+            for t in self.episode.transcript.turns
+        ]
+
+    # -- ground truth and metrics ----------------------------------------------------------
+    def agent_segments(self) -> list[Segment]:
+        """Where the agent's own audio carried speech (frame level above -45 dBFS)."""
+        audio = self.agent_tape.array()
+        n = len(audio) // FRAME
+        if n == 0:
+            return []
+        power = np.mean(np.square(audio[: n * FRAME].reshape(n, FRAME)), axis=1)
+        loud = 10.0 * np.log10(np.maximum(power, 1e-12)) >= AGENT_SPEECH_DBFS
+        segments = [(k * FRAME_S, (k + 1) * FRAME_S) for k in np.nonzero(loud)[0]]
+        return merged(segments, gap_s=AGENT_GAP_S)
+
+    def background_segments(self) -> list[Segment]:
+        """Where the room alone carried speech, by a fresh detector of the pipeline's kind."""
+        room = self.room_tape.array()
+        if len(room) == 0 or not np.any(room):
+            return []
+        from vamos_env.channel.audio.vad import whole_windows
+
+        padded = np.zeros(whole_windows(len(room)))
+        padded[: len(room)] = room
+        detector = SpeechDetector(DetectorSettings(pre_roll_s=0.0, post_roll_s=0.0))
+        return [(a / RATE, min(b, len(room)) / RATE) for a, b in detector.segments(padded)]
+
+    def metrics(self) -> CallMetrics:
+        return call_metrics(
+            self.caller_segments,
+            self.agent_segments(),
+            self.background_segments(),
+            self.now_s,
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """The call's duplex record: metrics, line, events and the transcript's timing."""
+        return {
+            "line": self.line.name,
+            "frames": self.sample // FRAME,
+            "frames_lost": {
+                "to_agent": self.line_to_agent.lost,
+                "to_caller": self.line_to_caller.lost,
+            },
+            "metrics": self.metrics().as_dict(),
+            "events": [e.as_dict() for e in self.events],
+            "timeline": self.timeline(),
+            "caller_segments": [[round(a, 3), round(b, 3)] for a, b in self.caller_segments],
+            "agent_segments": [[round(a, 3), round(b, 3)] for a, b in self.agent_segments()],
+        }
+
+
+def tool_observation(results: list[dict[str, Any]]) -> str:
+    """Tool results as a text agent receives them in a text call (one result: its JSON)."""
+    if len(results) == 1 and "result" in results[0]:
+        return json.dumps(results[0]["result"])
+    return json.dumps({"tool_results": results})

@@ -1,0 +1,284 @@
+"""``VamosEnergyDuplex-v0``: one call to the billing line per episode, in full-duplex audio.
+
+Each step takes a chunk of the agent's audio (16 kHz mono PCM16, ``frames_per_step``
+frames of 20 ms; 10 by default, tau-Voice's 200 ms tick) and any tool calls (a JSON
+list of ``{"type": "tool_call", "name", "arguments"}`` or ``{"type": "end_call"}``, or
+an OpenAI assistant message; ``""`` for none), and returns the next chunk of what the
+line carries to the agent (the caller's voice over the call's background, through the
+line condition), the tool results (JSON list) and the call's events (JSON list). The
+tools run at the start of the chunk, so their results arrive with it.
+
+The caller, its brief, the casting, the services and the verdict are the text env's:
+the same seed draws the same caller wording generator. The reward is 0 until the call
+ends, then 1.0 iff the verdict's three assertions pass; ``info["verdict"]`` has the
+breakdown, ``info["duplex"]`` the call's turn-taking metrics and timeline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from vamos_env.callers.casting import Casting, cast
+from vamos_env.callers.persona import SHIPPED_PERSONAS
+from vamos_env.channel.audio.dsp import from_pcm16, to_pcm16
+from vamos_env.channel.parameters import DEFAULT_LEVEL_DB
+from vamos_env.duplex.engine import FRAME, MAX_CALL_S, DuplexCall, _NoSpeechChannel
+from vamos_env.duplex.engine import caller_voice_synthesizer as _caller_voice
+from vamos_env.duplex.line import line_condition
+from vamos_env.duplex.turntaking import turn_taking
+from vamos_env.envs.energy.env import DEFAULT_TRIAL, check_world, resolve_tasks
+from vamos_env.envs.energy.prompt import system_prompt
+from vamos_env.envs.energy.seed import default_snapshot
+from vamos_env.envs.energy.session import CallSession
+from vamos_env.envs.energy.tasks.schema import Task, TaskSet, describe_errors
+from vamos_env.envs.energy.tools import tool_schemas
+from vamos_env.episode import Episode
+from vamos_env.grading.ledger import read_ledger
+from vamos_env.grading.verdict import grade
+from vamos_env.spaces import TextSpace
+
+TOOL_CALL_LIMIT = 10**6  # tool calls are not turns here; the call's time limit ends it
+
+
+class DuplexResetOptions(BaseModel):
+    """What ``reset(options=...)`` accepts; unknown keys are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str | None = None
+    repeat: int = Field(default=0, ge=0)
+    persona: str | None = None
+    background: Literal["clean", "street", "cafe", "television"] | None = None
+    level_db: float | None = None
+    line: str | None = None
+
+
+class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
+    """A Gymnasium environment over a full-duplex audio call (needs the audio extra)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 5}  # noqa: RUF012  (Gymnasium's shape)
+
+    def __init__(
+        self,
+        tasks: str | Path | TaskSet | Sequence[Task] = "exam",
+        *,
+        level_db: float = DEFAULT_LEVEL_DB,
+        line: str = "wideband",
+        background: Literal["clean", "street", "cafe", "television"] | None = None,
+        frames_per_step: int = 10,
+        max_call_s: float = MAX_CALL_S,
+        trial_id: str = DEFAULT_TRIAL,
+        repeats: int = 3,
+        caller_options: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        from vamos_env.channel.audio.engines import missing_reason
+
+        reason = missing_reason()
+        if reason is not None:
+            raise RuntimeError(f"VamosEnergyDuplex-v0 needs real speech: {reason}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        if frames_per_step < 1:
+            raise ValueError(f"frames_per_step: expected at least 1, got {frames_per_step}")
+        self.task_set = resolve_tasks(tasks)
+        self._tasks = {t.task_id: t for t in self.task_set.tasks}
+        self._task_ids = sorted(self._tasks)
+        self.level_db = level_db
+        self.line = line_condition(line)
+        self.background = background  # every call in this room (None: the casting's)
+        self.frames_per_step = frames_per_step
+        self.max_call_s = max_call_s
+        self.trial_id = trial_id
+        self.caller_options = dict(caller_options or {})
+        self.render_mode = render_mode
+        chunk = frames_per_step * FRAME
+        audio = spaces.Box(-32768, 32767, shape=(chunk,), dtype=np.int16)
+        self.observation_space = spaces.Dict(
+            {"audio": audio, "tool_results": TextSpace(), "events": TextSpace()}
+        )
+        self.action_space = spaces.Dict({"audio": audio, "tool_calls": TextSpace()})
+        self._casting: dict[tuple[str, int], Casting] = {
+            (c.task_id, c.repeat): c
+            for c in cast(self._task_ids, trial_id=trial_id, repeats=repeats)
+        }
+        self._snapshot = default_snapshot()
+        check_world(self.task_set, self._snapshot.report.accounts)
+        self.call: DuplexCall | None = None
+        self._task: Task | None = None
+        self._info: dict[str, Any] = {}
+
+    # -- reset -------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        try:
+            opts = DuplexResetOptions.model_validate(dict(options or {}))
+        except ValidationError as exc:
+            raise ValueError(f"reset options are invalid:\n{describe_errors(exc)}") from None
+        if opts.task_id is not None and opts.task_id not in self._tasks:
+            raise ValueError(
+                f"options.task_id: expected a task of {self.task_set.name!r} "
+                f"({len(self._tasks)} tasks), got {opts.task_id!r}"
+            )
+        task_id = opts.task_id or self._task_ids[int(self.np_random.integers(len(self._task_ids)))]
+        task = self._tasks[task_id]
+        casting = self._casting.get((task_id, opts.repeat))
+        persona = opts.persona or (casting.persona if casting else "calm")
+        if persona not in SHIPPED_PERSONAS:
+            raise ValueError(
+                f"options.persona: expected one of {list(SHIPPED_PERSONAS)}, got {persona!r}"
+            )
+        background = (
+            opts.background or self.background or (casting.background if casting else "clean")
+        )
+        level_db = opts.level_db if opts.level_db is not None else self.level_db
+        line = line_condition(opts.line) if opts.line is not None else self.line
+        # The text env's two child generators: the caller's wording, then the call's audio.
+        entropy = int(self.np_random.integers(2**63))
+        caller_seq, call_seq = np.random.SeedSequence(entropy).spawn(2)
+        self._baseline = self._snapshot.clone()
+        self._twins = self._snapshot.clone()
+        session = CallSession(self._twins.clients())
+        from vamos_env.callers.scripted import ScriptedCaller
+        from vamos_env.channel.audio.engines import voice_for
+
+        caller = ScriptedCaller(
+            task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
+        )
+        episode = Episode(task_id, session, caller, _NoSpeechChannel(), TOOL_CALL_LIMIT)
+        voice = voice_for(persona)
+        self.call = DuplexCall(
+            episode,
+            background=background,
+            rng=np.random.default_rng(call_seq),
+            level_db=level_db,
+            line=line,
+            taking=turn_taking(persona),
+            synthesize=_caller_voice(voice),
+            max_call_s=self.max_call_s,
+        )
+        self._task = task
+        self._info = {
+            "system_prompt": system_prompt(),
+            "tools": tool_schemas(),
+            "task_id": task_id,
+            "request_count": len(task.requests),
+            "persona": persona,
+            "background": background,
+            "level_db": level_db,
+            "line": line.name,
+            "repeat": opts.repeat,
+            "caller": "scripted",
+            "channel": "duplex",
+            "caller_voice": voice.engine,
+            "sample_rate": 16_000,
+            "frame_s": 0.02,
+            "frames_per_step": self.frames_per_step,
+        }
+        first = self.call.step(np.zeros(self.frames_per_step * FRAME))
+        observation = self._observation(first.audio, [], first.events)
+        return observation, dict(self._info)
+
+    # -- step --------------------------------------------------------------------------------
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        call = self.call
+        if call is None or self._task is None:
+            raise RuntimeError("call reset() before step()")
+        if call.ended:
+            raise RuntimeError("the call has ended; reset before stepping again")
+        if not isinstance(action, Mapping):
+            raise ValueError("action: expected a dict with 'audio' (int16 array) and 'tool_calls'")
+        pcm = np.asarray(action.get("audio"), dtype=np.int16).ravel()
+        chunk = self.frames_per_step * FRAME
+        if pcm.shape != (chunk,):
+            raise ValueError(f"action['audio']: expected {chunk} int16 samples, got {pcm.shape}")
+        actions, errors = _tool_actions(action.get("tool_calls") or "")
+        result = call.step(from_pcm16(pcm), actions)
+        results = errors + result.tool_results
+        observation = self._observation(result.audio, results, result.events)
+        info: dict[str, Any] = {
+            "task_id": self._task.task_id,
+            "time_s": round(call.now_s, 3),
+            "tool_results": results,
+        }
+        reward = 0.0
+        if result.ended:
+            final = self.final_info()
+            reward = float(final["reward"])
+            info.update(final)
+        return observation, reward, result.ended and not result.truncated, result.truncated, info
+
+    def final_info(self) -> dict[str, Any]:
+        """Close the call (idempotent) and grade it: the verdict, the transcript, the metrics."""
+        call, task = self.call, self._task
+        assert call is not None and task is not None
+        if not getattr(call, "_finished", False):
+            call.finish()
+            call._finished = True  # type: ignore[attr-defined]
+        episode = call.episode
+        verdict = grade(
+            task,
+            episode.transcript,
+            read_ledger(self._baseline, self._twins, task.caller.account_number),
+        )
+        return {
+            "reward": float(verdict.reward),
+            "verdict": verdict.model_dump(mode="json"),
+            "end_reason": call.end_reason,
+            "caller_goal_met": bool(episode.caller.goal_met()),
+            "deviations": [d.__dict__ for d in getattr(episode.caller, "deviations", [])],
+            "transcript": episode.transcript.model_dump(mode="json"),
+            "turn": episode.agent_turns,
+            "malformed_actions": episode.malformed_actions,
+            "replaced_code_points": episode.replaced_code_points,
+            "duplex": call.summary(),
+        }
+
+    def _observation(
+        self, audio: Any, results: list[dict[str, Any]], events: Sequence[Any]
+    ) -> dict[str, Any]:
+        pcm = to_pcm16(audio)
+        chunk = self.frames_per_step * FRAME
+        if len(pcm) < chunk:
+            pcm = np.concatenate([pcm, np.zeros(chunk - len(pcm), dtype=np.int16)])
+        return {
+            "audio": pcm,
+            "tool_results": json.dumps(results),
+            "events": json.dumps([e.as_dict() for e in events]),
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.call is None:
+            return None
+        return "\n".join(f"{e.time_s:7.2f}s {e.kind} {e.detail}" for e in self.call.events)
+
+
+def _tool_actions(raw: Any) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The step's tool calls: a JSON list of actions, one action, or none; or why not."""
+    if isinstance(raw, str):
+        if not raw.strip():
+            return [], []
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError):
+            return [], [{"error": "tool_calls: expected a JSON list of tool_call actions"}]
+    if isinstance(raw, Mapping):
+        return [raw], []
+    if isinstance(raw, list):
+        return list(raw), []
+    return [], [{"error": "tool_calls: expected a JSON list of tool_call actions"}]
+
+
+__all__ = ["DuplexResetOptions", "VamosEnergyDuplexEnv"]

@@ -1,0 +1,87 @@
+"""Driving one duplex call with a frame-level agent, as the runner and the CLI do.
+
+A frame-level agent has ``reset(info)`` and ``step(line_audio, tool_results) ->
+(audio, actions)`` (``CascadeAgent`` is one). ``play`` runs a call to its end on the
+simulated clock, as fast as the agent allows; ``pace=True`` holds the clock to the
+wall clock (a frame is never handed over before its instant; when the agent is slower
+than real time the call runs late, and ``late_s`` says by how much), which is what a
+remote agent needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vamos_env.channel.audio.dsp import from_pcm16
+from vamos_env.duplex.env import VamosEnergyDuplexEnv
+
+
+@dataclass
+class Played:
+    """A finished duplex call: the env's final info, and what it cost in wall time."""
+
+    final: dict[str, Any]
+    info: dict[str, Any]
+    wall_s: float
+    late_s: float = 0.0
+    agent_fault: str | None = None
+    compute: dict[str, float] = field(default_factory=dict)
+
+
+def play(
+    env: VamosEnergyDuplexEnv,
+    agent: Any,
+    *,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    pace: bool = False,
+    timeout_s: float | None = None,
+) -> Played:
+    """One call from reset to verdict. An agent that raises or runs past ``timeout_s``
+    (wall) ends the call as if it hung up; the call is still graded."""
+    began = time.perf_counter()
+    observation, info = env.reset(seed=seed, options=dict(options or {}))
+    call = env.call
+    assert call is not None
+    audio = from_pcm16(observation["audio"])
+    results: list[dict[str, Any]] = []
+    fault: str | None = None
+    late = 0.0
+    try:
+        agent.reset(info)
+        while not call.ended:
+            if timeout_s is not None and time.perf_counter() - began > timeout_s:
+                fault = f"timeout: the call ran past {timeout_s:g} s"
+                break
+            out, actions = agent.step(audio, results)
+            step = call.step(out, actions)
+            audio, results = step.audio, step.tool_results
+            if pace:
+                ahead = call.now_s - (time.perf_counter() - began)
+                if ahead > 0:
+                    time.sleep(ahead)
+                else:
+                    late = max(late, -ahead)
+    except Exception as exc:
+        fault = f"agent raised {type(exc).__name__}: {exc}"
+    if not call.ended:
+        call.step(call_frame_silence(), [{"type": "end_call"}])
+    final = env.final_info()
+    compute = getattr(agent, "compute", None)
+    return Played(
+        final,
+        info,
+        time.perf_counter() - began,
+        late,
+        fault,
+        compute.as_dict() if compute is not None else {},
+    )
+
+
+def call_frame_silence() -> Any:
+    import numpy as np
+
+    return np.zeros(0)
