@@ -23,6 +23,7 @@ import pytest
 from vamos_env.callers.base import HangUp, Utterance
 from vamos_env.callers.llm import (
     ANSWERED,
+    REPLY_SCHEMA,
     CallerModelError,
     GeminiCaller,
     LLMCaller,
@@ -187,7 +188,11 @@ def test_openai_request_has_the_chat_completions_shape(tasks, vendor) -> None:
     assert path == "/v1/chat/completions"
     assert headers["authorization"] == "Bearer test-key"
     assert body["model"] == "fake-model"
-    assert body["response_format"] == {"type": "json_object"}
+    # A strict schema, not json_object: constrained decoders read json_object as "any JSON
+    # value" and a real model answered a bare 203.91 (issue 18).
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"] == REPLY_SCHEMA
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
     assert body["messages"][1]["content"] == ANSWERED
@@ -238,6 +243,9 @@ BAD_REPLIES = {
     "empty": "",
     "no say": json.dumps({"end_call": False}),
     "array": "[1, 2]",
+    "bare number": "203.91",
+    "bare string": json.dumps("Yes, that's right."),
+    "null": "null",
     "no choices": NO_CHOICES,
     "server error": Raw(500, json.dumps({"error": {"message": "overloaded", "code": 500}})),
     "not json body": Raw(200, "<html>gateway</html>"),
@@ -361,3 +369,43 @@ def test_live_gemini_caller_answers_in_the_protocol(tasks) -> None:
     caller.open()
     reply = caller.hear("Thank you. Can I have your account number, please?")
     assert isinstance(reply, Utterance) and caller.deviations == []
+
+
+def test_the_reply_schema_is_what_parse_reply_reads() -> None:
+    """Every reply the schema admits parses; the schema is strict (all required, no extras)."""
+    assert set(REPLY_SCHEMA["required"]) == set(REPLY_SCHEMA["properties"])
+    assert REPLY_SCHEMA["additionalProperties"] is False
+    for goal in (True, False, None):
+        assert parse_reply(said("Okay.", goal=goal)).goal_met is goal
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"reply_format": "json_object"}, {"type": "json_object"}),
+        ({"reply_format": "none"}, None),
+        ({"json_mode": False}, None),
+    ],
+)
+def test_the_reply_format_can_be_loosened_for_servers_without_schemas(
+    tasks, vendor, options, expected
+) -> None:
+    fake, url = vendor
+    fake.replies = [said("It's 4417-90781.")]
+    caller = OpenAICaller(
+        tasks["t-balance-pay"],
+        "calm",
+        model="fake-model",
+        base_url=f"{url}/v1",
+        api_key="k",
+        max_retries=0,
+        **options,
+    )
+    caller.open()
+    caller.hear("What's your account number?")
+    assert fake.requests[0][2].get("response_format") == expected
+
+
+def test_an_unknown_reply_format_is_refused(tasks) -> None:
+    with pytest.raises(ValueError, match="reply_format"):
+        OpenAICaller(tasks["t-balance-pay"], model="m", api_key="k", reply_format="yaml")

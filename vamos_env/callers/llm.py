@@ -14,7 +14,11 @@ up with reason ``caller_error`` and the call is excluded. Nothing raises into th
 episode loop.
 
 ``OpenAICaller`` speaks chat completions to any OpenAI-compatible server
-(``base_url``, or ``OPENAI_BASE_URL``; key from ``OPENAI_API_KEY``).
+(``base_url``, or ``OPENAI_BASE_URL``; key from ``OPENAI_API_KEY``). It asks for the reply
+under a strict JSON schema (``REPLY_SCHEMA``), not ``{"type": "json_object"}``: a server
+that constrains decoding (llama.cpp, vLLM) reads ``json_object`` as "any JSON value" and
+let a real model answer with a bare ``203.91``; the schema makes the object the only
+thing it can write. A reply that breaks it anyway is still a ``caller_error``.
 ``GeminiCaller`` uses ``google-genai``'s ``generateContent`` (key from
 ``GOOGLE_API_KEY``). Both SDKs are optional (``pip install vamos-env[llm]``) and
 imported only when a caller is built. The Gemini Live API (audio in and out)
@@ -60,6 +64,19 @@ class CallerReply:
     end_call: bool
     goal_met: bool | None
 
+
+# The reply's shape as a strict JSON schema (every property required, nothing else allowed).
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "say": {"type": "string"},
+        "end_call": {"type": "boolean"},
+        "goal_met": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+    },
+    "required": ["say", "end_call", "goal_met"],
+    "additionalProperties": False,
+}
+ReplyFormat = Literal["json_schema", "json_object", "none"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
@@ -262,6 +279,7 @@ class OpenAIChat:
         temperature: float | None = 0.7,
         seed: int | None = None,
         json_mode: bool = True,
+        reply_format: ReplyFormat = "json_schema",
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
@@ -282,7 +300,12 @@ class OpenAIChat:
         self.name = f"openai:{model}"
         self.temperature = temperature
         self.seed = seed
-        self.json_mode = json_mode
+        # json_mode=False is the older switch for servers that take no response_format.
+        self.reply_format: ReplyFormat = reply_format if json_mode else "none"
+        if self.reply_format not in ("json_schema", "json_object", "none"):
+            raise ValueError(
+                f"reply_format: expected json_schema, json_object or none, got {reply_format!r}"
+            )
 
     def complete(self, system: str, turns: Sequence[tuple[Role, str]]) -> str:
         messages: list[Any] = [{"role": "system", "content": system}]
@@ -295,7 +318,12 @@ class OpenAIChat:
             options["temperature"] = self.temperature
         if self.seed is not None:
             options["seed"] = self.seed
-        if self.json_mode:
+        if self.reply_format == "json_schema":
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "caller_reply", "strict": True, "schema": REPLY_SCHEMA},
+            }
+        elif self.reply_format == "json_object":
             options["response_format"] = {"type": "json_object"}
         try:
             response = self.client.chat.completions.create(
