@@ -32,6 +32,13 @@ for _name, _flaw in (
         offline=True,
     )
 register_stack(
+    "cascade",
+    "vamos_env.duplex.cascade:CascadeAgent",
+    "Local voice stack for duplex calls: Silero, Whisper, the reference solver, Piper "
+    "(cascade:<stack> puts another text agent behind the same ears and voice)",
+    offline=True,
+)
+register_stack(
     "openai",
     "vamos_env.agents.openai_agent:OpenAIAgent",
     "OpenAI-compatible chat-completions tool-calling agent (model and base_url configurable)",

@@ -133,6 +133,19 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "ideal (no recognition errors, for ablations); see docs/rooms.md",
     )
     parser.add_argument(
+    parser.add_argument(
+        "--mode",
+        choices=("text", "duplex"),
+        default="text",
+        help="text (turns, default) or duplex: full-duplex audio calls on 20 ms frames with a "
+        "voice stack such as cascade (needs the audio extra; docs/duplex.md)",
+    )
+    parser.add_argument(
+        "--line",
+        default="wideband",
+        help="duplex only: the telephony line, wideband (default), narrowband, g711, or any of "
+        "them with -loss<percent> (g711-loss2)",
+    )
         "--executor",
         choices=("ray", "local"),
         default="ray",
@@ -182,6 +195,8 @@ def _eval(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         retry_faults=args.retry_faults,
     )
+        mode=args.mode,
+        line=args.line,
     try:
         summary = evaluate(config)
     except (ValueError, TaskFileError, StoreError, OSError) as exc:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from vamos_env.channel.audio.dsp import from_pcm16
 from vamos_env.duplex.env import VamosEnergyDuplexEnv
 
@@ -41,7 +43,8 @@ def play(
     timeout_s: float | None = None,
 ) -> Played:
     """One call from reset to verdict. An agent that raises or runs past ``timeout_s``
-    (wall) ends the call as if it hung up; the call is still graded."""
+    (wall) ends the call as if it hung up; the call is still graded. The environment's
+    own errors propagate (the runner records a lost session)."""
     began = time.perf_counter()
     observation, info = env.reset(seed=seed, options=dict(options or {}))
     call = env.call
@@ -52,23 +55,27 @@ def play(
     late = 0.0
     try:
         agent.reset(info)
-        while not call.ended:
-            if timeout_s is not None and time.perf_counter() - began > timeout_s:
-                fault = f"timeout: the call ran past {timeout_s:g} s"
-                break
-            out, actions = agent.step(audio, results)
-            step = call.step(out, actions)
-            audio, results = step.audio, step.tool_results
-            if pace:
-                ahead = call.now_s - (time.perf_counter() - began)
-                if ahead > 0:
-                    time.sleep(ahead)
-                else:
-                    late = max(late, -ahead)
     except Exception as exc:
-        fault = f"agent raised {type(exc).__name__}: {exc}"
-    if not call.ended:
-        call.step(call_frame_silence(), [{"type": "end_call"}])
+        fault = f"agent failed to start: {type(exc).__name__}: {exc}"
+    while fault is None and not call.ended:
+        if timeout_s is not None and time.perf_counter() - began > timeout_s:
+            fault = f"timeout: the call ran past {timeout_s:g} s"
+            break
+        try:
+            out, actions = agent.step(audio, results)
+        except Exception as exc:  # the agent's fault; the environment's errors propagate
+            fault = f"agent raised {type(exc).__name__}: {exc}"
+            break
+        step = call.step(out, actions)
+        audio, results = step.audio, step.tool_results
+        if pace:
+            ahead = call.now_s - (time.perf_counter() - began)
+            if ahead > 0:
+                time.sleep(ahead)
+            else:
+                late = max(late, -ahead)
+    if not call.ended:  # a fault: end the call where it stands so that it is still graded
+        call.step(np.zeros(0), [{"type": "end_call"}])
     final = env.final_info()
     compute = getattr(agent, "compute", None)
     return Played(
@@ -79,9 +86,3 @@ def play(
         fault,
         compute.as_dict() if compute is not None else {},
     )
-
-
-def call_frame_silence() -> Any:
-    import numpy as np
-
-    return np.zeros(0)

@@ -48,6 +48,8 @@ _FIXED = (
     "channel",
     "channel_parameters",
     "recogniser",
+    "mode",
+    "line",
 )
 
 
@@ -67,6 +69,8 @@ class EvalConfig:
     level_db: float | None = None
     channel: Literal["text", "audio"] = "text"
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
+    mode: Literal["text", "duplex"] = "text"
+    line: str = "wideband"  # duplex only: the telephony line condition
     executor: Literal["ray", "local"] = "ray"
     address: str | None = None
     num_cpus: int | None = None
@@ -115,6 +119,8 @@ def _manifest(
         "channel": config.channel,
         "channel_parameters": parameters_digest(),
         "recogniser": config.recogniser,
+        "mode": config.mode,
+        "line": config.line if config.mode == "duplex" else None,
         "timeout_s": config.timeout_s,
         "task_source": selection.source,
         "task_set": selection.task_set.name,
@@ -146,6 +152,8 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     old.setdefault("channel", "text")  # folders from before the audio channel were text
     # Folders from before the profiles ran the measured recogniser's file.
     old.setdefault("recogniser", DEFAULT_RECOGNISER)
+    old.setdefault("mode", "text")  # folders from before duplex calls
+    old.setdefault("line", None)
     for name in _FIXED:
         if old.get(name) != fresh[name]:
             raise RunFolderError(
@@ -193,6 +201,8 @@ def evaluate(config: EvalConfig) -> EvalSummary:
         channel=config.channel,
         prices=prices,
         recogniser=config.recogniser,
+        mode=config.mode,
+        line=config.line,
     )
     started = time.perf_counter()
     with ResultStore(out / RESULTS_FILE) as store:

@@ -101,6 +101,18 @@ def resolve_stack(text: str) -> StackRef:
 
     text = text.strip()
     name, eq, entry = text.partition("=")
+    if not eq and text.startswith("cascade:"):
+        # A text agent of the registry behind the cascade's ears and voice (duplex calls).
+        inner = resolve_stack(text.removeprefix("cascade:"))
+        if inner.name not in stacks() or inner.name == "cascade":
+            raise ValueError(
+                f"--stacks: cascade:<stack> takes a registered text stack, got {text!r}"
+            )
+        return StackRef(
+            f"cascade-{inner.name}",
+            f"vamos_env.duplex.cascade:cascade_over_{inner.name}",
+            inner.offline,
+        )
     if not eq:
         spec = stacks().get(text)
         if spec is None:

@@ -95,7 +95,37 @@ def _is_agent(agent: Any) -> bool:
     def has(name: str) -> bool:
         return callable(getattr(agent, name, None))
 
-    return (has("aact") and has("areset")) or (has("act") and has("reset"))
+    return (has("aact") and has("areset")) or (has("act") and has("reset")) or _speaks(agent)
+
+
+def _speaks(agent: Any) -> bool:
+    """A frame-level duplex agent: ``reset(info)`` and ``step(line_audio, tool_results)``."""
+    return bool(getattr(agent, "duplex", False)) and callable(getattr(agent, "step", None))
+
+
+def check_mode(config: EvalConfig, stacks: Sequence[StackRef]) -> None:
+    """Duplex calls need the audio extra, a known line and frame-level agents; text calls
+    need text agents."""
+    duplex = getattr(config, "mode", "text") == "duplex"
+    if duplex:
+        from vamos_env.channel.audio.engines import missing_reason
+        from vamos_env.duplex.line import line_condition
+
+        reason = missing_reason()
+        if reason is not None:
+            raise ValueError(f"--mode duplex: {reason}")
+        line_condition(config.line)
+        if config.channel != "text":
+            raise ValueError("--mode duplex: the line is audio already; drop --channel")
+    for stack in stacks:
+        agent = load_factory(stack.entry_point)()
+        if duplex and not _speaks(agent):
+            raise ValueError(
+                f"--stacks: stack {stack.name!r} is a text agent; a duplex call needs a voice "
+                f"stack (try cascade:{stack.name})"
+            )
+        if not duplex and _speaks(agent):
+            raise ValueError(f"--stacks: stack {stack.name!r} speaks audio; use --mode duplex")
 
 
 def check_stack(stack: StackRef, environ: Mapping[str, str] | None = None) -> None:
@@ -215,6 +245,7 @@ def preflight(config: EvalConfig) -> Checked:
     for stack in stacks:
         check_stack(stack)
     check_caller(config.caller)
+    check_mode(config, stacks)
     prices = read_prices(config.prices) if config.prices else None
     if config.executor == "ray" and config.address:
         check_address(config.address)

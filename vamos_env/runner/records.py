@@ -99,6 +99,9 @@ class CallRecord(_Strict):
     cost_usd: float | None = 0.0  # from the tokens and the run's price table; None: unpriced
     wall_s: float = 0.0
     worker: str = ""
+    # Duplex calls only: the line, turn-taking and latency metrics, events and timeline on
+    # the call's clock, and the stack's compute (see docs/duplex.md).
+    duplex: dict[str, Any] | None = None
 
     @property
     def counted(self) -> bool:

@@ -61,6 +61,8 @@ class RolloutSettings:
     channel: Literal["text", "audio"] = "text"
     prices: Mapping[str, Price] | None = None  # None: the shipped price table
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
+    mode: Literal["text", "duplex"] = "text"  # duplex: full-duplex audio (docs/duplex.md)
+    line: str = "wideband"  # the duplex line condition
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Rollout:
         self.task_set = task_set
         self.settings = settings
         self._env: VamosEnergyEnv | None = None
+        self._duplex_env: Any = None
         self._idle: dict[str, list[Any]] = {}  # agents between calls, per stack
         self.agents_built = 0
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -118,7 +121,9 @@ class Rollout:
 
     # -- sync ------------------------------------------------------------------------------
     def run(self, spec: CallSpec, stack: StackRef | Callable[[], Any]) -> CallRecord:
-        """One call with a sync agent (``reset``/``act``)."""
+        """One call with a sync agent (``reset``/``act``), or a duplex call."""
+        if self.settings.mode == "duplex":
+            return self._run_duplex(spec, stack)
         env = self.env
         call = _Call(spec)
         deadline = call.started + self.settings.timeout_s
@@ -173,8 +178,10 @@ class Rollout:
         """One call with an async agent (``areset``/``aact``), sharing the event loop.
 
         Every async call has its own environment: calls interleave at the agent's awaits.
-        A sync-only agent is run in a thread.
+        A sync-only agent is run in a thread, and so is a duplex call.
         """
+        if self.settings.mode == "duplex":
+            return await asyncio.to_thread(self._run_duplex, spec, stack)
         env = self.new_env()
         call = _Call(spec)
         deadline = call.started + self.settings.timeout_s
@@ -214,6 +221,42 @@ class Rollout:
             observation, info = call.info["observation"], call.info
         self._step(env, call, END_CALL)
         return self._record(call, agent)
+
+    # -- duplex ----------------------------------------------------------------------------
+    def _run_duplex(self, spec: CallSpec, stack: StackRef | Callable[[], Any]) -> CallRecord:
+        """One full-duplex audio call with a frame-level agent (``reset``/``step``)."""
+        from vamos_env.duplex.env import VamosEnergyDuplexEnv
+        from vamos_env.duplex.run import play
+
+        call = _Call(spec)
+        if self._duplex_env is None:
+            self._duplex_env = VamosEnergyDuplexEnv(
+                self.task_set, line=self.settings.line, frames_per_step=1
+            )
+        agent: Any = None
+        try:
+            agent = self._acquire(call, stack)
+        except Exception as exc:
+            _fault(call, exc, "agent failed to start")
+            return self._record(call, None)
+        try:
+            played = play(
+                self._duplex_env,
+                agent,
+                seed=spec.seed,
+                options=self._options(spec),
+                timeout_s=self.settings.timeout_s,
+            )
+        except Exception as exc:
+            call.lost = f"duplex call failed: {type(exc).__name__}: {exc}"
+            return self._record(call, agent)
+        call.agent_fault = played.agent_fault
+        call.final, call.info = played.final, played.info
+        record = self._record(call, agent)
+        duplex = dict(played.final.get("duplex") or {})
+        duplex["compute"] = played.compute
+        duplex["wall_s"] = round(played.wall_s, 3)
+        return record.model_copy(update={"duplex": duplex})
 
     # -- agents ----------------------------------------------------------------------------
     def _acquire(self, call: _Call, stack: StackRef | Callable[[], Any]) -> Any:
