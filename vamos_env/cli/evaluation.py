@@ -126,14 +126,6 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="text (fast, default) or audio: real TTS, noise and ASR (slow; needs the audio extra)",
     )
     parser.add_argument(
-        "--recogniser",
-        choices=RECOGNISER_PROFILES,
-        default=DEFAULT_RECOGNISER,
-        help="the text channel's recogniser profile: whisper-tiny.en (measured, default) or "
-        "ideal (no recognition errors, for ablations); see docs/rooms.md",
-    )
-    parser.add_argument(
-    parser.add_argument(
         "--mode",
         choices=("text", "duplex"),
         default="text",
@@ -146,6 +138,14 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="duplex only: the telephony line, wideband (default), narrowband, g711, or any of "
         "them with -loss<percent> (g711-loss2)",
     )
+    parser.add_argument(
+        "--recogniser",
+        choices=RECOGNISER_PROFILES,
+        default=DEFAULT_RECOGNISER,
+        help="the text channel's recogniser profile: whisper-tiny.en (measured, default) or "
+        "ideal (no recognition errors, for ablations); see docs/rooms.md",
+    )
+    parser.add_argument(
         "--executor",
         choices=("ray", "local"),
         default="ray",
@@ -187,6 +187,8 @@ def _eval(args: argparse.Namespace) -> int:
         level_db=args.level_db,
         channel=args.channel,
         recogniser=args.recogniser,
+        mode=args.mode,
+        line=args.line,
         executor=args.executor,
         address=args.address,
         num_cpus=args.num_cpus,
@@ -195,8 +197,6 @@ def _eval(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         retry_faults=args.retry_faults,
     )
-        mode=args.mode,
-        line=args.line,
     try:
         summary = evaluate(config)
     except (ValueError, TaskFileError, StoreError, OSError) as exc:
