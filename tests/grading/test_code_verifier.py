@@ -99,9 +99,9 @@ def test_a_check_with_nothing_to_look_for_is_undecided() -> None:
     verdict = grade(task, _transcript(Turn(index=0, speaker="agent", text="Hello.")), LedgerDiff())
     result = verdict.requirements.check("c")
     assert result.passed is None and "cannot judge" in result.reason
-    assert set(verdict.undecided) == {"c", "gate_disclosure"}
+    assert set(verdict.undecided) == {"c", "gate_disclosure", "no_recitation"}
     assert verdict.passed is False and verdict.requirements.passed is None
-    # No ledger account data: the disclosure check cannot be judged either.
+    # No ledger account data: the disclosure and recitation checks cannot be judged either.
     assert verdict.gate.check("gate_disclosure").passed is None
 
 

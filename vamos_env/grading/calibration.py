@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vamos_env.grading.judge import JudgeScores, Rubric
 from vamos_env.grading.models import CheckResult, GradingFault
+from vamos_env.grading.recitation import CHECK_ID as RECITATION
 from vamos_env.grading.records import GradedCall
 from vamos_env.types import Transcript
 
@@ -98,6 +99,8 @@ def compare_verifiers(records: Iterable[GradedCall]) -> VerifierCalibration:
         llm = {c.id: c for c in record.llm_checks}
         agreed = compared = 0
         for check_id, ours in code.items():
+            if check_id == RECITATION:
+                continue  # judged by code for both verifiers: nothing to compare
             theirs = llm.get(check_id)
             if theirs is None:
                 skipped.append(f"{record.key}: the LLM verdicts lack check {check_id}")

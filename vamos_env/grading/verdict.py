@@ -6,7 +6,9 @@ Three assertions, all must pass (DOMAIN.md section 8):
 2. actions (``actions.py``): exactly the expected account changes, in order, with values;
 3. requirements: the task's checks, judged by a ``CheckVerifier`` (the code verifier by
    default; the LLM verifier is a drop-in backend, and ``FallbackVerifier`` sends only the
-   checks the code verifier cannot judge to it).
+   checks the code verifier cannot judge to it), and one check every task has,
+   ``no_recitation`` (``recitation.py``: no reading the account's identifiers aloud
+   where no request asked for them), judged by code against the ledger's account data.
 
 Before any of that, the trace is cross-checked with the ledgers (``crosscheck.py``); a
 disagreement becomes ``Verdict.grading_fault``. So does a verifier that cannot produce a
@@ -23,6 +25,7 @@ from vamos_env.grading.crosscheck import cross_check
 from vamos_env.grading.gate import grade_gate
 from vamos_env.grading.ledger import LedgerDiff
 from vamos_env.grading.models import Assertion, CheckResult, GradingFault, Verdict
+from vamos_env.grading.recitation import grade_recitation
 from vamos_env.grading.timeline import Timeline
 from vamos_env.types import Transcript
 
@@ -76,6 +79,7 @@ def grade(
     except GradingFault as exc:
         fault = f"{fault}; {exc}" if fault else str(exc)
         checks = []
+    checks = [*checks, grade_recitation(task, timeline, ledger.account)]
     return Verdict(
         task_id=task.task_id,
         gate=grade_gate(timeline, ledger.account),

@@ -29,9 +29,7 @@ TRICKS = {t.name: t for t in tricks.TRICKS}
 # with a checked one. Whether such a
 # recitation should fail needs a rule the issue does not state (e.g. figures of topics the
 # caller never raised), so it is reported rather than tuned away.
-_OPEN = {
-    "spray_labelled": "true, labelled figures after the request read as answers (6 of 100 tasks)"
-}
+_OPEN: dict[str, str] = {}  # trick -> why it still earns reward (none today)
 
 
 def _marked(name: str) -> Any:

@@ -38,6 +38,15 @@ class Label:
     reason: str
 
 
+# Checks the grader adds to every task (not in the task files): a call whose labels leave
+# one out was read as passing it.
+GRADER_CHECKS = {
+    "no_recitation": Label(
+        "pass", "no identifier of the account is recited where no request needs it"
+    )
+}
+
+
 @dataclass
 class LabelledCall:
     id: str
@@ -69,7 +78,10 @@ def load() -> list[LabelledCall]:
                 task=tasks[raw["task_id"]],
                 transcript=Transcript.model_validate(raw["transcript"]),
                 assertions={a: Label(*entry[a]) for a in ASSERTIONS},
-                checks={k: Label(*v) for k, v in entry["checks"].items()},
+                checks={
+                    **GRADER_CHECKS,
+                    **{k: Label(*v) for k, v in entry["checks"].items()},
+                },
             )
         )
     if labels:
