@@ -51,6 +51,9 @@ FORMS: list[tuple[str, str, tuple[int, ...], bool]] = [
     ("two fifteen twenty-eight", WHOLE, (21528,), False),
     ("twelve thirty-four fifty-six", WHOLE, (123456,), False),
     ("two hundred fourteen oh seven", WHOLE, (21407,), False),
+    # no dollars: "zero" and a pair's cents
+    ("zero sixty-five", WHOLE, (65,), False),
+    ("the bill is zero sixty-five higher", "zero sixty-five", (65,), False),
     ("one thousand two hundred thirty-four fifty-six", WHOLE, (123456,), False),
     ("the new balance would be one thirty-six oh four.", "one thirty-six oh four", (13604,), False),
     ("the charge is 65 52", "65 52", (6552, 655200), False),

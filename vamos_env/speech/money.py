@@ -17,7 +17,7 @@ pair (head <= 99)       "sixty-five fifty-two", "six fifty-six",   6552, 656 (th
                         "two fifteen", "twenty oh five"            hundreds shortcut)
 dollars.cents           "two fifteen twenty-eight", "two hundred   215.28
                         fifteen twenty-eight", "two fourteen oh
-                        seven", "215 28"
+                        seven", "215 28", "zero sixty-five"        (0.65)
 decimal                 "65.52", "sixty-five point five two",      65.52, 656.31
                         "six fifty-six point three one"
 ======================  =========================================  ====================
@@ -194,6 +194,13 @@ def _groups(run: Sequence[Atom]) -> list[_Group] | None:
             groups.append(_Group(group[0], atom.first, last, True, True, None, atom))
             k += 2
             continue
+        if atom.value == 0 and atom.single_word and k == 0 and len(run) == 2:
+            # "zero sixty-five", "oh sixty-five": no dollars and a pair's cents
+            tail = two_digit(run, 1)
+            if tail is not None and tail[1] == 1 and tail[0] >= 10:
+                groups.append(_Group(0, atom.first, atom.last, True, False, None, atom))
+                k += 1
+                continue
         if atom.kind == "oh":
             return None
         said_as_pair = group is not None
@@ -232,6 +239,8 @@ def _figure(groups: Sequence[_Group]) -> _Figure | None:
             return None
         if _head(g0):
             return _Figure("pair", g0.value * 100 + g1.value, "", first, last, None)
+        if g0.value == 0 and g1.value >= 10:  # "zero sixty-five": 65 cents
+            return _Figure("dollars_cents", g1.value, "", first, last, None)
         if g0.value >= 100:  # "two hundred fourteen oh seven"
             return _Figure("dollars_cents", g0.value * 100 + g1.value, "", first, last, None)
         return None
