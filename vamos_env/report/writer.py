@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from vamos_env.report.duplex import with_duplex
 from vamos_env.report.metrics import RunMetrics, compute_metrics
 from vamos_env.report.page import render_report, render_summary
 from vamos_env.report.plots import run_figures
@@ -61,7 +62,10 @@ def write_report(
     for record in records:
         _write(calls / page_name(record.key), render_call(record))
     html = run / "report.html"
-    _write(html, render_report(metrics, records, manifest, run_figures(metrics), title=heading))
+    page = render_report(metrics, records, manifest, run_figures(metrics), title=heading)
+    _write(html, with_duplex(page, records, html=True))
     summary = run / "summary.md"
-    _write(summary, render_summary(metrics, manifest, title=heading))
+    _write(
+        summary, with_duplex(render_summary(metrics, manifest, title=heading), records, html=False)
+    )
     return ReportFiles(summary=summary, html=html, calls=calls, metrics=metrics)
