@@ -58,3 +58,31 @@ def test_the_line_carries_the_callers_voice_and_tools_answer_in_the_same_step(
     assert metrics["caller_speech_s"] > 1.0 and metrics["audio_out_s"] == 0.0
     turns = info["transcript"]["turns"]
     assert [t["speaker"] for t in turns] == ["caller", "tool"]
+
+
+class _HangsUpAt:
+    """A frame-level agent that stays silent and ends the call at a given second."""
+
+    duplex = True
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def reset(self, info: object) -> None:
+        self.samples = 0
+
+    def step(self, line_audio: np.ndarray, tool_results: object) -> tuple[np.ndarray, list]:
+        self.samples += len(line_audio)
+        done = self.samples >= self.seconds * 16_000
+        return np.zeros(len(line_audio)), [{"type": "end_call"}] if done else []
+
+
+def test_pacing_holds_the_call_to_the_wall_clock(env: gym.Env) -> None:
+    from vamos_env.duplex.run import play
+
+    options = {"background": "clean"}
+    fast = play(env, _HangsUpAt(1.5), seed=1, options=options)
+    paced = play(env, _HangsUpAt(1.5), seed=1, options=options, pace=True)
+    assert fast.final["end_reason"] == paced.final["end_reason"] == "end_call"
+    assert paced.wall_s >= 1.5 > fast.wall_s
+    assert fast.final["transcript"] == paced.final["transcript"]
