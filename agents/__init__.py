@@ -45,6 +45,12 @@ register_stack(
     offline=False,
 )
 register_stack(
+    "local",
+    "vamos_env.llm.roles:LocalAgent",
+    "The OpenAI-compatible agent on the local llama.cpp server (vamos llm serve; docs/llm.md)",
+    offline=False,
+)
+register_stack(
     "gemini",
     "vamos_env.agents.gemini_agent:GeminiAgent",
     "Gemini function-calling agent (google-genai)",

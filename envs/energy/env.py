@@ -64,7 +64,7 @@ class ResetOptions(BaseModel):
     persona: str | None = None
     background: Literal["clean", "street", "cafe", "television"] | None = None
     level_db: float | None = None
-    caller: Literal["scripted", "openai", "gemini"] | None = None
+    caller: Literal["scripted", "openai", "gemini", "local"] | None = None
     channel: Literal["text", "audio"] | None = None
     recogniser: Literal["whisper-tiny.en", "ideal"] | None = None
 
@@ -109,7 +109,7 @@ class VamosEnergyEnv(gym.Env[str, Any]):
         self,
         tasks: str | Path | TaskSet | Sequence[Task] = "exam",
         *,
-        caller: Literal["scripted", "openai", "gemini"] = "scripted",
+        caller: Literal["scripted", "openai", "gemini", "local"] = "scripted",
         channel: Literal["text", "audio"] = "text",
         audio_observations: bool = False,
         level_db: float = DEFAULT_LEVEL_DB,
@@ -279,6 +279,10 @@ class VamosEnergyEnv(gym.Env[str, Any]):
             return ScriptedCaller(task, persona, rng=rng, **self.caller_options)
         from vamos_env.callers import llm
 
+        if kind == "local":  # the OpenAI-compatible caller on the local server (docs/llm.md)
+            from vamos_env.llm.roles import caller_options
+
+            return llm.OpenAICaller(task, persona, **caller_options(self.caller_options))
         factory = llm.OpenAICaller if kind == "openai" else llm.GeminiCaller
         return factory(task, persona, **self.caller_options)
 

@@ -280,6 +280,7 @@ class OpenAIChat:
         seed: int | None = None,
         json_mode: bool = True,
         reply_format: ReplyFormat = "json_schema",
+        extra_body: dict[str, Any] | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
@@ -300,6 +301,7 @@ class OpenAIChat:
         self.name = f"openai:{model}"
         self.temperature = temperature
         self.seed = seed
+        self.extra_body = dict(extra_body or {})  # server-specific fields (vLLM's top_k, ...)
         # json_mode=False is the older switch for servers that take no response_format.
         self.reply_format: ReplyFormat = reply_format if json_mode else "none"
         if self.reply_format not in ("json_schema", "json_object", "none"):
@@ -325,6 +327,8 @@ class OpenAIChat:
             }
         elif self.reply_format == "json_object":
             options["response_format"] = {"type": "json_object"}
+        if self.extra_body:
+            options["extra_body"] = self.extra_body
         try:
             response = self.client.chat.completions.create(
                 model=self.model, messages=messages, **options

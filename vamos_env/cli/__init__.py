@@ -5,6 +5,7 @@
 - ``tasks``: ``vamos tasks ...``;
 - ``twins``: ``vamos twins serve`` and ``vamos twins show``;
 - ``play``: ``vamos play`` (be the agent in a terminal);
+- ``llm``: ``vamos llm serve`` and ``vamos llm prepare`` (the local model server);
 - ``args``: the argument types and the one-line usage errors every command shares.
 
 ``vamos demo`` (the main job) is defined here. Subcommands import what they need lazily
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: ``python -m vamos_env.cli.grading`` (and the others)
     # must not find their own module already imported by the package.
     from vamos_env.channel.audio import calibration as channel_calibration
-    from vamos_env.cli import evaluation, grading, tasks, twins
+    from vamos_env.cli import evaluation, grading, llm, tasks, twins
 
     parser = CommandLineParser(prog="vamos", description="vamos-env command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.register(sub)
     grading.register(sub)
     evaluation.register(sub)
+    llm.register(sub)
     channel_calibration.register(sub)
     return parser
 

@@ -63,7 +63,9 @@ def register(subparsers: Any) -> None:
     )
     red.add_argument("--rubric", help="rubric JSON file (default: the shipped rubric)")
     red.add_argument("--judge", choices=("heuristic", "llm"), default="heuristic")
-    red.add_argument("--model", default="gpt-4o-mini", help="model for --judge llm")
+    red.add_argument(
+        "--model", default="gpt-4o-mini", help="model for --judge llm (local: the local server)"
+    )
     red.add_argument("--base-url", help="OpenAI-compatible server for --judge llm")
     red.add_argument("--tasks", default="exam", help="where the calls' tasks come from")
     red.add_argument(
@@ -114,7 +116,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trial", default="default", type=text("trial id", 200), help="trial id (sets the casting)"
     )
-    parser.add_argument("--caller", choices=("scripted", "openai", "gemini"), default="scripted")
+    parser.add_argument(
+        "--caller",
+        choices=("scripted", "openai", "gemini", "local"),
+        default="scripted",
+        help="who plays the caller: scripted (default), an LLM (openai, gemini), or local "
+        "(the local model server, started if none answers; docs/llm.md)",
+    )
     parser.add_argument(
         "--max-turns", type=integer(1, 1000), default=60, help="agent turns per call (60)"
     )
@@ -265,16 +273,16 @@ def _repair(args: argparse.Namespace) -> int:
 def _redteam(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from vamos_env.cli.grading import endpoint_of
     from vamos_env.envs.energy.tasks.schema import TaskFileError
     from vamos_env.grading.judge import HeuristicJudge, LLMJudge, load_rubric
-    from vamos_env.grading.llm import ModelEndpoint
     from vamos_env.grading.models import GradingFault
     from vamos_env.runner.redteam import run_redteam, write_redteam
 
     try:
         rubric = load_rubric(args.rubric)
         judge: Any = (
-            LLMJudge(ModelEndpoint(model=args.model, base_url=args.base_url), rubric)
+            LLMJudge(endpoint_of(args.model, args.base_url), rubric)
             if args.judge == "llm"
             else HeuristicJudge()
         )

@@ -32,6 +32,19 @@ def register(subparsers: Any) -> None:
     )
     calibrate.add_argument("results", help="JSON Lines of graded calls with both verdicts")
     calibrate.add_argument("--json", action="store_true", help="print the report as JSON")
+    calibrate.add_argument(
+        "--verifier",
+        choices=("stored", "llm"),
+        default="stored",
+        help="stored: the records' LLM checks (default); llm: ask --model for the checks of "
+        "records that lack them (their tasks from --tasks)",
+    )
+    calibrate.add_argument(
+        "--model", default="gpt-4o-mini", help="model for --verifier llm (local: the local server)"
+    )
+    calibrate.add_argument("--base-url", help="OpenAI-compatible server (default OPENAI_BASE_URL)")
+    calibrate.add_argument("--tasks", default="exam", help="where the records' tasks come from")
+    calibrate.add_argument("--write", help="write the records, LLM checks filled in, to this file")
     calibrate.set_defaults(func=_grade_calibrate)
 
     judge = subparsers.add_parser("judge", help="the judge gate of the red-teaming rig")
@@ -59,8 +72,28 @@ def register(subparsers: Any) -> None:
 def _judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", help="rubric JSON file (default: the shipped rubric)")
     parser.add_argument("--judge", choices=("heuristic", "llm"), default="heuristic")
-    parser.add_argument("--model", default="gpt-4o-mini", help="model for --judge llm")
+    parser.add_argument(
+        "--model",
+        default="gpt-4o-mini",
+        help="model for --judge llm (local: the local server, started if none answers)",
+    )
     parser.add_argument("--base-url", help="OpenAI-compatible server (default OPENAI_BASE_URL)")
+
+
+def endpoint_of(model: str, base_url: str | None) -> Any:
+    """The grader's endpoint; ``local`` finds or starts the local server (docs/llm.md)."""
+    from vamos_env.grading.llm import ModelEndpoint
+    from vamos_env.grading.models import GradingFault
+
+    if model != "local":
+        return ModelEndpoint(model=model, base_url=base_url)
+    from vamos_env.llm.roles import grader_endpoint
+    from vamos_env.llm.server import LocalServerError
+
+    try:
+        return grader_endpoint(model, base_url)
+    except LocalServerError as exc:
+        raise GradingFault(str(exc)) from None
 
 
 def _fail(message: str) -> int:
@@ -69,11 +102,15 @@ def _fail(message: str) -> int:
 
 def _grade_calibrate(args: argparse.Namespace) -> int:
     from vamos_env.grading.calibration import compare_verifiers
+    from vamos_env.grading.models import GradingFault
     from vamos_env.grading.records import RecordFileError, read_records
 
     try:
-        report = compare_verifiers(list(read_records(args.results)))
-    except RecordFileError as exc:
+        records = list(read_records(args.results))
+        if args.verifier == "llm":
+            records = _verify_with_model(records, args)
+        report = compare_verifiers(records)
+    except (RecordFileError, GradingFault, OSError, ValueError) as exc:
         return _fail(str(exc))
     if args.json:
         print(json.dumps({**report.model_dump(), "rate": report.rate}, indent=2))
@@ -82,13 +119,42 @@ def _grade_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify_with_model(records: list[Any], args: argparse.Namespace) -> list[Any]:
+    """The records, each lacking LLM checks given the model's (a fault is recorded, not raised)."""
+    from vamos_env.envs.energy.env import resolve_tasks
+    from vamos_env.grading.llm_verifier import LLMVerifier
+    from vamos_env.grading.models import GradingFault
+    from vamos_env.grading.records import write_records
+    from vamos_env.grading.timeline import Timeline
+
+    tasks = {t.task_id: t for t in resolve_tasks(args.tasks).tasks}
+    verifier = LLMVerifier(endpoint_of(args.model, args.base_url))
+    out = []
+    for record in records:
+        if record.llm_checks is None and record.transcript is not None:
+            task = tasks.get(record.task_id)
+            if task is None:
+                raise ValueError(
+                    f"{record.key}: expected task {record.task_id!r} in --tasks {args.tasks}, "
+                    "got no such task"
+                )
+            try:
+                checks = verifier.judge(task, Timeline.of(record.transcript))
+                record = record.model_copy(update={"llm_checks": checks, "llm_fault": None})
+            except GradingFault as exc:
+                record = record.model_copy(update={"llm_fault": str(exc)})
+        out.append(record)
+    if args.write:
+        write_records(args.write, out)
+    return out
+
+
 def _make_judge(args: argparse.Namespace) -> Any:
     from vamos_env.grading.judge import HeuristicJudge, LLMJudge, load_rubric
-    from vamos_env.grading.llm import ModelEndpoint
 
     rubric = load_rubric(args.rubric)
     if args.judge == "llm":
-        return rubric, LLMJudge(ModelEndpoint(model=args.model, base_url=args.base_url), rubric)
+        return rubric, LLMJudge(endpoint_of(args.model, args.base_url), rubric)
     return rubric, HeuristicJudge()
 
 
@@ -118,12 +184,13 @@ def _judge_calibrate(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from vamos_env.grading.calibration import judge_agreement
+    from vamos_env.grading.models import GradingFault
     from vamos_env.grading.records import RecordFileError, read_records
 
     try:
         rubric, judge = _make_judge(args)
         records = list(read_records(args.labels))
-    except (RecordFileError, ValidationError, OSError, ValueError) as exc:
+    except (RecordFileError, GradingFault, ValidationError, OSError, ValueError) as exc:
         return _fail(str(exc))
     report = judge_agreement(records, rubric, judge, target=args.target, use_stored=args.use_stored)
     print(report.report())

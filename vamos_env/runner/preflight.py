@@ -156,6 +156,15 @@ def check_stack(stack: StackRef, environ: Mapping[str, str] | None = None) -> No
 
 def check_caller(caller: str, environ: Mapping[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
+    if caller == "local":
+        # No key; the server is found or started now, so a missing extra fails before call 1.
+        from vamos_env.llm.server import LocalServerError, ensure_local_server
+
+        try:
+            ensure_local_server()
+        except LocalServerError as exc:
+            raise ValueError(f"--caller local: {exc}") from None
+        return
     keys = CALLER_KEYS.get(caller, ())
     if keys and not any(env.get(k) for k in keys):
         raise ValueError(
@@ -236,6 +245,7 @@ def preflight(config: EvalConfig) -> Checked:
     selection = select_tasks(config.tasks)
     check_world(selection.task_set, {a.account_number for a in default_manifest().accounts})
     stacks = load_stacks(config.stacks)
+    check_mode(config, stacks)
     planned = len(stacks) * len(selection.task_ids) * config.repeats
     if planned > MAX_PLANNED_CALLS:
         raise ValueError(
@@ -245,7 +255,6 @@ def preflight(config: EvalConfig) -> Checked:
     for stack in stacks:
         check_stack(stack)
     check_caller(config.caller)
-    check_mode(config, stacks)
     prices = read_prices(config.prices) if config.prices else None
     if config.executor == "ray" and config.address:
         check_address(config.address)

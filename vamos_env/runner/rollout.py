@@ -47,7 +47,7 @@ from vamos_env.storable import storable_text
 from vamos_env.types import Transcript
 
 END_CALL: dict[str, Any] = {"type": "end_call"}
-CallerKind = Literal["scripted", "openai", "gemini"]
+CallerKind = Literal["scripted", "openai", "gemini", "local"]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,189 @@
+"""Smoke tests against the real local server (marker ``local_llm``; ``make smoke-llm``).
+
+They need the ``local-llm`` extra and a few minutes of CPU: one server (started here unless
+one answers at the local URL) serves the agent, the caller, the verifier and the judge.
+What they hold the server to is what the fakes cannot show: real tool calls parsed out
+of the model's text, a caller reply under the strict schema, structured grader replies,
+and a reply the model really wrote that cannot be used ending as the recorded fault.
+Figures (time per turn, tokens) are printed; run with ``-s`` to see them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import vamos_env  # noqa: F401  (registers the env)
+from vamos_env.agents.reference import ReferenceAgent
+from vamos_env.cli.evaluation import main as vamos_eval
+from vamos_env.grading.judge import LLMJudge, load_rubric
+from vamos_env.grading.llm_verifier import LLMVerifier, verification_request
+from vamos_env.grading.timeline import Timeline
+from vamos_env.llm.roles import LocalAgent, caller_options, grader_endpoint
+
+pytestmark = pytest.mark.local_llm
+ROOT = Path(__file__).resolve().parents[2]
+# A two-request exam task (paperless on, then July's bill against June's): short, with tools.
+SHORT_TASK = "c-a24-enable_paperless.compare_bills-jul"
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def base_url() -> str:
+    from vamos_env.llm.server import ensure_local_server
+
+    started = time.perf_counter()
+    url = ensure_local_server()
+    print(f"\nlocal server at {url} ready in {time.perf_counter() - started:.1f} s")
+    return url
+
+
+def test_an_exam_call_of_the_local_stack_through_vamos_eval(base_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    status = vamos_eval(
+        [
+            "eval",
+            "--stacks",
+            "local",
+            "--tasks",
+            SHORT_TASK,
+            "--repeats",
+            "1",
+            "--executor",
+            "local",
+            "--max-turns",
+            "14",
+            "--timeout",
+            "1200",
+            "--recogniser",
+            "ideal",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
+    assert status == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 1
+    record = records[0]
+    usage = record["usage"]
+    latencies = record["response_latencies_s"]
+    verdict = record["verdict"]
+    print(
+        f"\nexam call {record['key']}: status {record['status']}, end {record['end_reason']}, "
+        f"reward {verdict and verdict['reward']}, {record['agent_turns']} agent turns, "
+        f"{usage['requests']} requests, {usage['prompt_tokens']} prompt + "
+        f"{usage['completion_tokens']} completion tokens, {record['wall_s']:.0f} s"
+    )
+    print("time per turn (s): " + ", ".join(f"{s:.1f}" for s in latencies))
+    for turn in record["transcript"]["turns"]:
+        shown = turn["text"] or (turn["tool_call"] and turn["tool_call"]["name"])
+        print(f"  [{turn['index']}] {turn['speaker']}: {str(shown)[:110]}")
+    # The call ran to a verdict with the model in the loop, not to an agent fault.
+    assert record["agent_fault"] is None, record["agent_fault"]
+    assert verdict is not None and usage["requests"] >= 2 and usage["prompt_tokens"] > 4000
+    agent_text = " ".join(
+        t["text"] or "" for t in record["transcript"]["turns"] if t["speaker"] == "agent"
+    )
+    # The pitfalls: tool calls left in the words instead of parsed into tool_calls.
+    assert "<tool_call>" not in agent_text and '"arguments"' not in agent_text
+    assert record["trace"], "the model made no tool call the server parsed"
+
+
+def test_the_local_caller_against_the_reference_agent(base_url: str) -> None:
+    env = gym.make("VamosEnergy-v0", caller="local", recogniser="ideal", max_agent_turns=12)
+    agent = ReferenceAgent()
+    observation, info = env.reset(seed=3, options={"task_id": SHORT_TASK})
+    agent.reset(info)
+    done, turns, started = False, 0, time.perf_counter()
+    while not done:
+        observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+        done = terminated or truncated
+        turns += 1
+    took = time.perf_counter() - started
+    kinds = [d["kind"] for d in info["deviations"]]
+    print(
+        f"\nlocal caller: {turns} agent turns in {took:.0f} s, end {info['end_reason']}, "
+        f"reward {info['verdict']['reward']}, deviations {kinds}"
+    )
+    for turn in info["transcript"]["turns"]:
+        if turn["speaker"] == "caller":
+            print(f"  caller: {turn['text'][:110]}")
+    # Every reply of the real model was a usable reply object (no caller_error).
+    assert "caller_error" not in kinds, info["deviations"]
+    assert turns >= 2
+
+
+def _smallest_labelled_calls(count: int) -> tuple[Any, list[Any]]:
+    _load("hacking_tricks", ROOT / "tests/grading/hacking/tricks.py")
+    agreement = _load("labelled_agreement", ROOT / "tests/grading/labelled/agreement.py")
+    calls = agreement.load()
+    size = {c.id: len(verification_request(c.task, Timeline.of(c.transcript))) for c in calls}
+    return agreement, sorted(calls, key=lambda c: (size[c.id], c.id))[:count]
+
+
+def test_the_llm_verifier_and_the_judge_on_graded_calls(base_url: str) -> None:
+    from vamos_env.grading import grade
+
+    agreement, calls = _smallest_labelled_calls(2)
+    verifier = LLMVerifier(grader_endpoint("local", base_url))
+    agreed = compared = 0
+    for call in calls:
+        started = time.perf_counter()
+        verdict = grade(call.task, call.transcript, agreement.replay(call), verifier=verifier)
+        assert verdict.grading_fault is None, verdict.grading_fault
+        checks = {c.id: c.passed for c in verdict.requirements.checks}
+        assert set(checks) == {c.id for c in call.task.checks}
+        for check_id, label in call.checks.items():
+            if check_id in checks:
+                compared += 1
+                agreed += checks[check_id] is (label.verdict == "pass")
+        print(f"\nverifier on {call.id}: {checks} in {time.perf_counter() - started:.0f} s")
+    print(f"verifier vs labels: {agreed}/{compared} checks; usage {verifier.usage}")
+    judged = _load("judge_label_cases", ROOT / "tests/grading/test_judge.py")
+    cases = sorted(judged.labelled(), key=lambda r: len(r.transcript.turns))[:2]
+    judge = LLMJudge(grader_endpoint("local", base_url), load_rubric())
+    for case in cases:
+        scores = judge.score(case.transcript, case.persona)
+        assert set(scores.scores) == set(judge.rubric.dimensions[i].name for i in range(5))
+        assert all(0.0 <= s <= 1.0 for s in scores.scores.values())
+        print(f"judge on {case.key} (human {case.human_label}): {scores.scores}")
+    print(f"judge usage {judge.usage}")
+
+
+def test_unusable_real_replies_are_the_recorded_faults(base_url: str) -> None:
+    # A grammar makes the real model write exactly what broke the first contact: a bare
+    # JSON number for the caller, and nothing at all for the agent.
+    bare = caller_options({"reply_format": "none", "extra_body": {"grammar": 'root ::= "203.91"'}})
+    env = gym.make("VamosEnergy-v0", caller="local", recogniser="ideal", caller_options=bare)
+    env.reset(seed=0, options={"task_id": SHORT_TASK})
+    *_, terminated, _, info = env.step({"type": "say", "text": "May I have your account number?"})
+    assert terminated
+    assert [d["kind"] for d in info["deviations"]] == ["caller_error"]
+    assert "expected a JSON object, got float" in info["deviations"][0]["detail"]
+
+    env = gym.make("VamosEnergy-v0", recogniser="ideal")
+    observation, info = env.reset(seed=0, options={"task_id": SHORT_TASK})
+    agent = LocalAgent(extra_body={"grammar": 'root ::= ""'}, max_completion_tokens=4)
+    agent.reset(info)
+    action = agent.act(observation, info)
+    assert action == {"type": "end_call"} and agent.empty_replies == 2
+    agent.close()

@@ -1,0 +1,78 @@
+"""The ``local`` model in every role: agent stack, caller, verifier and judge.
+
+Each is the OpenAI-compatible code path every other server uses (``OpenAIAgent``,
+``OpenAICaller``, ``ModelEndpoint``) with the model named ``local`` and the base URL of
+the local server, which ``ensure_local_server`` starts in this process if none answers
+(``VAMOS_LOCAL_LLM_URL`` points at one started elsewhere). Nothing else differs, so a
+quirk the local server shows is one every OpenAI-compatible server may show.
+
+Sampling defaults to temperature 0 with a fixed seed for the agent and the grader roles,
+so a call with a scripted caller replays; the caller keeps a little temperature (0.3) so
+that repeats of a task are not identical, seeded per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vamos_env.agents.openai_agent import OpenAIAgent
+from vamos_env.llm.server import LOCAL_MODEL, LocalServerError, ensure_local_server
+
+# The server takes no key; the SDK insists on one.
+API_KEY = "local"
+# A 1.5B model on two cores reads a 4,400-token system prompt in about two minutes.
+REQUEST_TIMEOUT_S = 600.0
+
+
+class LocalAgent(OpenAIAgent):
+    """The ``local`` stack: ``OpenAIAgent`` on the local server (options as ``OpenAIAgent``)."""
+
+    def __init__(self, **options: Any) -> None:
+        options.setdefault("model", LOCAL_MODEL)
+        options.setdefault("base_url", ensure_local_server())
+        options.setdefault("api_key", API_KEY)
+        options.setdefault("temperature", 0.0)
+        options.setdefault("seed", 0)
+        options.setdefault("timeout", REQUEST_TIMEOUT_S)
+        options.setdefault("max_retries", 0)  # a retry would only queue behind the first try
+        super().__init__(**options)
+
+    @classmethod
+    def preflight(cls, environ: Mapping[str, str]) -> str | None:
+        """Start (or find) the server before the run, so a missing extra fails in a second."""
+        try:
+            ensure_local_server()
+        except LocalServerError as exc:
+            return str(exc)
+        return None
+
+
+def caller_options(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``OpenAICaller`` options for the local model (the caller's own options win)."""
+    merged: dict[str, Any] = {
+        "model": LOCAL_MODEL,
+        "api_key": API_KEY,
+        "temperature": 0.3,
+        "timeout": REQUEST_TIMEOUT_S,
+        "max_retries": 0,
+    }
+    merged.update(options or {})
+    if "base_url" not in merged:
+        merged["base_url"] = ensure_local_server()
+    return merged
+
+
+def grader_endpoint(model: str, base_url: str | None) -> Any:
+    """The verifier's or judge's ``ModelEndpoint``; ``local`` without a URL: the local server."""
+    from vamos_env.grading.llm import ModelEndpoint
+
+    if model != LOCAL_MODEL:
+        return ModelEndpoint(model=model, base_url=base_url)
+    return ModelEndpoint(
+        model=model,
+        base_url=base_url or ensure_local_server(),
+        api_key=API_KEY,
+        timeout_s=REQUEST_TIMEOUT_S,
+        max_retries=0,
+    )
