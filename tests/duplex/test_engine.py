@@ -152,6 +152,8 @@ def test_the_caller_cuts_in_and_the_cascade_stops_talking() -> None:
     # The text agent was told what it had said before it was cut.
     inner = agent._agent
     assert inner.cuts and 0 < len(inner.cuts[0].split()) < len(MONOLOGUE.split())
+    assert [e["said"] for e in agent.log if "said" in e][0] == MONOLOGUE
+    assert any(e.get("cut") == inner.cuts[0] for e in agent.log)
 
 
 def test_an_agent_that_ignores_the_caller_keeps_talking_after_the_cut_in() -> None:

@@ -107,6 +107,8 @@ class CascadeAgent:
         self._ending = False
         self._cut: str | None = None
         self.heard: list[str] = []
+        # The stack's own account of the call: what it heard and meant to say, and when.
+        self.log: list[dict[str, Any]] = []
         self.barge_ins = 0
         self.compute = Compute()
 
@@ -159,6 +161,7 @@ class CascadeAgent:
         if not text or set(text) <= _WORDLESS:
             return
         self.heard.append(text)
+        self.log.append({"time_s": round(event.at / RATE, 3), "heard": text})
         self._turns.append((event.at + round(self.decision_s * RATE), text))
 
     def _stop_speaking(self) -> None:
@@ -166,6 +169,7 @@ class CascadeAgent:
         words = saying.text.split()
         share = saying.position / max(len(saying.audio), 1)
         self._cut = " ".join(words[: int(len(words) * share)])
+        self.log.append({"time_s": round(self.sample / RATE, 3), "cut": self._cut})
         self._queue.clear()
         self.barge_ins += 1
 
@@ -189,6 +193,7 @@ class CascadeAgent:
                 audio = self._say(action.text)
                 self.compute.synthesize_s += time.perf_counter() - began
                 self._queue.append(_Saying(action.text, audio))
+                self.log.append({"time_s": round(self.sample / RATE, 3), "said": action.text})
             elif isinstance(action, ToolCallAction):
                 actions.append(action)
                 self._awaiting = True

@@ -31,6 +31,9 @@ class Played:
     late_s: float = 0.0
     agent_fault: str | None = None
     compute: dict[str, float] = field(default_factory=dict)
+    # The agent's own account of the call, when it keeps one (the cascade's ``log``:
+    # what it heard and meant to say): for diagnosis, never graded.
+    agent_log: list[dict[str, Any]] = field(default_factory=list)
 
 
 def play(
@@ -85,4 +88,5 @@ def play(
         late,
         fault,
         compute.as_dict() if compute is not None else {},
+        list(getattr(agent, "log", None) or []),
     )

@@ -255,6 +255,7 @@ class Rollout:
         record = self._record(call, agent)
         duplex = dict(played.final.get("duplex") or {})
         duplex["compute"] = played.compute
+        duplex["agent_log"] = played.agent_log
         duplex["wall_s"] = round(played.wall_s, 3)
         return record.model_copy(update={"duplex": duplex})
 
