@@ -376,6 +376,9 @@ class Identity:
     names: list[str] = field(default_factory=list)
     factors: list[str] = field(default_factory=list)
     rejected: set[str] = field(default_factory=set)
+    # What the caller said yes to when it was read back ("number", "name", "factor"): a
+    # later, worse hearing of it does not replace it, and a failed check does not reject it.
+    confirmed: set[str] = field(default_factory=set)
 
     def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
         """Take in a turn; (a number heard, a name heard)."""
@@ -413,11 +416,33 @@ class Identity:
             self.rejected.add(value)
             self._settle()
 
+    def confirm(self, *parts: str) -> None:
+        """The caller said yes to the read-back of these parts."""
+        self.confirmed.update(parts)
+
+    def reject_unconfirmed(self) -> None:
+        """The check failed: what the caller confirmed stands, the rest was misheard.
+
+        When the caller had confirmed everything, the mismatch is the caller's own (or a
+        confirmation misheard): nothing stands, every value is rejected and heard again.
+        """
+        parts = {"number": self.account_number, "name": self.name, "factor": self.second_factor}
+        if self.confirmed >= set(parts):
+            self.confirmed.clear()
+        for part, value in parts.items():
+            if part not in self.confirmed and value:
+                self.rejected.add(value)
+        self._settle()
+
     def _settle(self) -> None:
-        number = _best(self.numbers, self.rejected, lambda d: f"{d[:4]}-{d[4:]}")
-        self.account_number = number or self.account_number
-        self.name = _best(self.names, self.rejected) or self.name
-        self.second_factor = _best(self.factors, self.rejected) or self.second_factor
+        # A value every hearing of which the caller refused is unknown (asked again), not
+        # the last refused guess offered once more.
+        if "number" not in self.confirmed:
+            self.account_number = _best(self.numbers, self.rejected, lambda d: f"{d[:4]}-{d[4:]}")
+        if "name" not in self.confirmed:
+            self.name = _best(self.names, self.rejected)
+        if "factor" not in self.confirmed:
+            self.second_factor = _best(self.factors, self.rejected)
 
     @property
     def complete(self) -> bool:
@@ -680,7 +705,8 @@ class ReferenceAgent:
                 missing = "account number" if not identity.account_number else "full name"
                 reply = yield from self._say(f"Sorry, could you give me your {missing}?")
                 identity.hear_number_and_name(reply)
-            if identity.account_number and identity.name:
+            confirmed = identity.confirmed >= {"number", "name"}
+            if identity.account_number and identity.name and not confirmed:
                 yield from self._read_back_identity()
             if not asked_factor:
                 asked_factor = True
@@ -715,9 +741,16 @@ class ReferenceAgent:
                 return (yield from self._say("Thank you, you're verified."))
             if status == "locked_out" or attempt == 2:
                 break
-            # The details did not match: hear them all again, and offer no failed guess.
-            identity.reject(identity.account_number)
-            identity.reject(identity.second_factor)
+            # The details did not match: what the caller confirmed stands; hear the rest
+            # again, and offer no failed guess.
+            identity.reject_unconfirmed()
+            if identity.confirmed >= {"number", "name"}:
+                reply = yield from self._say(
+                    "I'm sorry, that second detail didn't match. Could you give me one of: "
+                    "the last four of a card on file, your postal code, or last bill amount?"
+                )
+                identity.hear_factor(reply)
+                continue
             reply = yield from self._say(
                 "I'm sorry, I couldn't verify those details. Could you give me the account "
                 "number, the full name and one second factor again?"
@@ -743,6 +776,7 @@ class ReferenceAgent:
             )
             kind = reply_kind(reply)
             if kind == "yes":
+                identity.confirm("number", "name")
                 return True
             if kind == "other" and not re.search(r"\d", reply):
                 continue  # not an answer (garbled): ask the same again
@@ -764,6 +798,7 @@ class ReferenceAgent:
             reply = yield from self._say(f"And that's {self._digits(factor)}. Is that right?")
             kind = reply_kind(reply)
             if kind == "yes":
+                identity.confirm("factor")
                 return True
             if kind == "other" and not re.search(r"\d", reply):
                 continue
