@@ -29,7 +29,7 @@ from vamos_env.channel.text import TextChannel
 
 def made_up(voice: Voice, background: str, level: int) -> Measurement:
     """A measurement whose error count says which voice and room it came from."""
-    hard = {"piper": 2, "espeak-ng": 12, "flite": 6}[voice.engine]
+    hard = {"piper": 2 if voice.pitch == 1.0 else 4, "espeak-ng": 12, "flite": 6}[voice.engine]
     noisy = 0 if background == "clean" else 30 // level
     m = Measurement(background, level)  # type: ignore[arg-type]
     m.turns, m.words = 80, 1000
@@ -130,3 +130,58 @@ def test_the_cache_reuses_a_measurement_made_here(
     assert first == again and made == [25]
     calibration.cached_measurement(tmp_path, voice, "street", 25, 0, ("another corpus.",))
     assert made == [25, 25]
+
+
+def test_a_kept_file_gives_its_voices_and_only_new_voices_are_measured(
+    tmp_path: Path, measured: list[tuple[str, str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    personas = ("calm", "angry", "sceptic")
+    first = calibrate([25, 10], seed=0, personas=personas)
+    earlier = tmp_path / "earlier.yaml"
+    earlier.write_text(first)
+    measured.clear()
+    again = calibrate([25, 10], seed=0, personas=personas, keep=earlier)
+    assert measured == []  # every voice kept
+    assert yaml.safe_load(again) == yaml.safe_load(first)
+    assert f"--keep {earlier}" in again
+    assert (
+        again.split("# Measured, by caller voice:")[1]
+        == first.split("# Measured, by caller voice:")[1]
+    )  # the same table, line for line
+    # A persona whose voice changed is measured; the others are still kept.
+    monkeypatch.setitem(PERSONA_VOICES, "angry", Voice(pitch=1.3))
+    mixed = yaml.safe_load(calibrate([25, 10], seed=0, personas=personas, keep=earlier))
+    assert {label for label, _, _ in measured} == {voice_label(Voice(pitch=1.3))}
+    assert len(measured) == 1 + 3 * 2
+    assert mixed["personas"]["angry"] == voice_label(Voice(pitch=1.3))
+    assert mixed["voices"]["flite slt"] == yaml.safe_load(first)["voices"]["flite slt"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda raw: raw["recorded_on"]["cpu"].update(model="Another CPU"), "recorded on"),
+        (lambda raw: raw.update(source="defaults"), "expected a calibrated"),
+    ],
+    ids=["other_machine", "not_calibrated"],
+)
+def test_a_kept_file_from_elsewhere_is_refused(
+    tmp_path: Path, measured: list[Any], change: Any, message: str
+) -> None:
+    text = calibrate([25, 10], seed=0, personas=("calm",))
+    header = text.split("version: 1")[0]
+    raw = yaml.safe_load(text)
+    change(raw)
+    path = tmp_path / "earlier.yaml"
+    path.write_text(header + yaml.safe_dump(raw, sort_keys=False))
+    with pytest.raises(ValueError, match=message):
+        calibrate([25, 10], seed=0, personas=("calm",), keep=path)
+
+
+def test_a_kept_file_of_other_levels_is_refused(tmp_path: Path, measured: list[Any]) -> None:
+    path = tmp_path / "earlier.yaml"
+    path.write_text(calibrate([25, 10], seed=0, personas=("calm",)))
+    with pytest.raises(ValueError, match="levels, seed, corpus, rooms"):
+        calibrate([25], seed=0, personas=("calm",), keep=path)
+    with pytest.raises(ValueError, match="levels, seed, corpus, rooms"):
+        calibrate([25, 10], seed=1, personas=("calm",), keep=path)

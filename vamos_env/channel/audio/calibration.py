@@ -557,6 +557,7 @@ def calibrate(
     corpus_name: str | None = None,
     personas: Sequence[str] = ("calm",),
     cache: Path | None = None,
+    keep: Path | None = None,
 ) -> str:
     """The text channel's parameter file (YAML text) measured from the audio channel.
 
@@ -566,7 +567,10 @@ def calibrate(
     defaults to ``shipped_corpus()``; ``corpus_name`` is the corpus file the header
     names when another one is given; ``progress`` gets a line per condition measured;
     ``cache`` is a folder of measured conditions to reuse (made on these versions and
-    this CPU only), so an interrupted calibration resumes where it stopped.
+    this CPU only), so an interrupted calibration resumes where it stopped. ``keep`` is an
+    earlier parameter file: a voice it measured (same label) is taken from it, not measured
+    again, when it was recorded on this machine's CPU and versions with the same seed,
+    corpus and levels (else ``ValueError``); the voices whose label changed are measured.
     """
     from vamos_env.channel.audio.backgrounds import background_voices
     from vamos_env.channel.audio.engines import PERSONA_VOICES
@@ -583,11 +587,20 @@ def calibrate(
     profiles: dict[str, dict[str, Any]] = {}
     table: list[str] = []
     out_backgrounds: dict[str, Any] = {}
+    kept = _kept_voices(keep, levels, backgrounds, seed, corpus_name) if keep is not None else {}
     for persona in personas:
         voice = PERSONA_VOICES[persona]
         label = voice_label(voice)
         labels[persona] = label
         if label in profiles:  # two personas with one voice: measured once
+            continue
+        if label in kept:
+            profile, lines, rooms_kept = kept[label]
+            say(f"{label}: kept from {keep}")
+            profiles[label] = profile
+            table.extend(lines)
+            if persona == personas[0]:
+                out_backgrounds.update(rooms_kept)
             continue
         clean = cached_measurement(cache, voice, "clean", 25, seed, corpus)
         say(f"{label}: clean: WER {clean.word_error_rate:.1%}")
@@ -659,6 +672,7 @@ def calibrate(
         f"vamos channel calibrate --levels {','.join(map(str, levels))} --seed {seed}"
         f" --personas {','.join(personas)}"
         + ("" if corpus_name is None else f" --corpus {corpus_name}")
+        + ("" if keep is None else f" --keep {_shown_path(keep)}")
     )
     header = [
         "# Text channel parameters: what a voice pipeline does to a call, by background and level.",
@@ -718,6 +732,93 @@ def calibrate(
 
 
 CLEAN_DESCRIPTION = "a quiet room: no background, the recogniser alone"
+_WRITTEN_BY = re.compile(r"^# STATUS: calibrated\. Written by `([^`]*)`", re.MULTILINE)
+
+
+def _shown_path(path: Path) -> str:
+    """A kept file as the header names it: relative to the package when it is shipped."""
+    try:
+        return str(path.resolve().relative_to(Path(__file__).resolve().parents[2]))
+    except ValueError:
+        return str(path)
+
+
+def _kept_voices(
+    path: Path,
+    levels: Sequence[int],
+    backgrounds: Sequence[BackgroundName],
+    seed: int,
+    corpus_name: str | None,
+) -> dict[str, tuple[dict[str, Any], list[str], dict[str, Any]]]:
+    """The voices an earlier file measured: label -> (profile, table lines, its rooms).
+
+    Refused (``ValueError``, saying what differs) unless the file was recorded on this
+    machine's CPU and versions, by a calibration of the same seed, corpus and levels
+    over every noisy room: only then are its figures what measuring again would give.
+    """
+    text = path.read_text()
+    raw = yaml.safe_load(text)
+    if not isinstance(raw, dict) or raw.get("source") != "calibrated":
+        raise ValueError(f"--keep {path}: expected a calibrated parameter file")
+    here = recorded_on()
+    if raw.get("recorded_on") != here:
+        raise ValueError(
+            f"--keep {path}: recorded on {raw.get('recorded_on')!r}, this machine is {here!r}; "
+            "its voices would not be what measuring here gives"
+        )
+    written = _WRITTEN_BY.search(text)
+    if written is None:
+        raise ValueError(f"--keep {path}: its header does not say which command wrote it")
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--levels", type=_levels)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus", default=None)
+    parser.add_argument(
+        "--backgrounds", type=_backgrounds, default=("street", "cafe", "television")
+    )
+    was, _ = parser.parse_known_args(written.group(1).split()[3:])
+    expected = (list(levels), seed, corpus_name, tuple(backgrounds))
+    got = (was.levels, was.seed, was.corpus, tuple(was.backgrounds))
+    if got != expected or set(backgrounds) != {"street", "cafe", "television"}:
+        raise ValueError(
+            f"--keep {path}: written with levels, seed, corpus, rooms {got}, this run asks "
+            f"{expected} (every noisy room is needed)"
+        )
+    lines = text.splitlines()
+    start = lines.index("# Measured, by caller voice:") + 1
+    tables: dict[str, list[str]] = {}
+    for line in lines[start:]:
+        if not line.startswith("#"):
+            break
+        if line.startswith("#   ") and not line.startswith("#     "):
+            label = line[4:].rstrip(":")
+            tables[label] = []
+        tables[label].append(line)
+    default = raw["default_voice"]
+    rooms = {
+        name: {k: v for k, v in room.items() if k != "levels"}
+        for name, room in raw["backgrounds"].items()
+        if name != "clean"
+    }
+    out: dict[str, tuple[dict[str, Any], list[str], dict[str, Any]]] = {
+        default: (
+            {
+                "class_weights": raw["class_weights"],
+                "confusions": raw["confusions"],
+                "clean": raw["backgrounds"]["clean"]["quiet"],
+                "levels": {
+                    name: room["levels"]
+                    for name, room in raw["backgrounds"].items()
+                    if name != "clean"
+                },
+            },
+            tables[default],
+            rooms,
+        )
+    }
+    for label, profile in (raw.get("voices") or {}).items():
+        out[label] = (profile, tables[label], {})
+    return out
 
 
 def _voice_name(voice: Any) -> str:
@@ -783,16 +884,21 @@ def _calibrate_command(args: argparse.Namespace) -> int:
             print(f"vamos channel calibrate: --corpus: {exc}")
             return 2
         name = args.corpus
-    text = calibrate(
-        args.levels,
-        args.backgrounds,
-        args.seed,
-        corpus,
-        progress=progress,
-        corpus_name=name,
-        personas=args.personas,
-        cache=None if args.cache is None else Path(args.cache),
-    )
+    try:
+        text = calibrate(
+            args.levels,
+            args.backgrounds,
+            args.seed,
+            corpus,
+            progress=progress,
+            corpus_name=name,
+            personas=args.personas,
+            cache=None if args.cache is None else Path(args.cache),
+            keep=None if args.keep is None else Path(args.keep),
+        )
+    except ValueError as exc:
+        print(f"vamos channel calibrate: {exc}")
+        return 2
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
     return 0
@@ -840,6 +946,12 @@ def register(subparsers: Any) -> None:
     cal.add_argument(
         "--cache", default=None, help="a folder keeping measured conditions (resumes a run)"
     )
+    cal.add_argument(
+        "--keep",
+        default=None,
+        help="an earlier parameter file measured on this machine: its voices are kept, "
+        "voices not in it are measured",
+    )
     cal.add_argument("--out", required=True, help="the parameter file to write")
     cal.set_defaults(func=_calibrate_command)
     cor = sub.add_parser("corpus", help="draw the calibration's caller turns from the exam")
@@ -852,7 +964,8 @@ def register(subparsers: Any) -> None:
 def voice_label(voice: Voice) -> str:
     """How the parameter file names a caller voice: "piper joe", "espeak-ng en-us"."""
     if voice.engine == "piper":
-        return "piper joe" if voice.pitch == 1.0 else f"piper joe at pitch {voice.pitch}"
+        label = "piper joe" if voice.pitch == 1.0 else f"piper joe at pitch {voice.pitch}"
+        return label if voice.length_scale == 1.0 else f"{label}, length {voice.length_scale}"
     return f"{voice.engine} {voice.name}"
 
 
