@@ -17,7 +17,7 @@ import vamos_env  # noqa: F401  (registers the env)
 from vamos_env.agents import make_agent, stacks
 from vamos_env.cli.grading import endpoint_of
 from vamos_env.llm import server as local
-from vamos_env.llm.roles import LocalAgent, caller_options
+from vamos_env.llm.roles import LocalAgent, caller_options, portable_patterns
 from vamos_env.llm.server import LocalServerError, corrected_template, ensure_local_server
 from vamos_env.testing.fake_openai import FakeOpenAIServer
 
@@ -82,7 +82,9 @@ def test_the_local_stack_is_the_openai_agent_on_the_local_url(
     body = fake_local.model_requests()[0].body
     assert body["model"] == "local" and body["temperature"] == 0.0 and body["seed"] == 0
     assert body["messages"][0]["content"] == info["system_prompt"]
-    assert body["tools"] == info["tools"]
+    # The tools as the environment gives them, but for the patterns llama.cpp cannot read.
+    assert body["tools"] == portable_patterns(info["tools"])
+    assert "\\d" in json.dumps(info["tools"]) and "\\d" not in json.dumps(body["tools"])
     agent.close()
     env.close()
 
@@ -133,3 +135,17 @@ def test_graders_take_model_local(fake_local: FakeOpenAIServer) -> None:
     assert endpoint.model == "local" and endpoint.base_url == fake_local.base_url
     other: Any = endpoint_of("gpt-4o-mini", "http://example.invalid/v1")
     assert other.base_url == "http://example.invalid/v1" and other.api_key is None
+
+
+def test_portable_patterns_rewrite_only_pattern_strings() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "account_number": {"type": "string", "pattern": "^\\d{4}-\\d{5}$"},
+            "pattern": {"type": "string", "description": "a field named pattern, \\d kept"},
+        },
+    }
+    out = portable_patterns(schema)
+    assert out["properties"]["account_number"]["pattern"] == "^[0-9]{4}-[0-9]{5}$"
+    assert out["properties"]["pattern"] == schema["properties"]["pattern"]
+    assert portable_patterns(out) == out

@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--chat-template", help="a Jinja chat template file (default: the model's, corrected)"
     )
+    serve.add_argument("--verbose", action="store_true", help="llama.cpp's log on stderr")
     serve.set_defaults(func=_serve)
     prepare = sub.add_parser("prepare", help="join and check the shipped model; print its path")
     prepare.add_argument("--rehash", action="store_true", help="hash a cached file again")
@@ -67,6 +68,7 @@ def _serve(args: argparse.Namespace) -> int:
         "context": args.context,
         "slots": args.slots,
         "chat_template": template,
+        "verbose": args.verbose,
     }
     if args.threads:
         options["threads"] = args.threads

@@ -38,6 +38,10 @@ class LocalAgent(OpenAIAgent):
         options.setdefault("max_retries", 0)  # a retry would only queue behind the first try
         super().__init__(**options)
 
+    def reset(self, info: Mapping[str, Any]) -> None:
+        super().reset(info)
+        self.tools = [portable_patterns(tool) for tool in self.tools]
+
     @classmethod
     def preflight(cls, environ: Mapping[str, str]) -> str | None:
         """Start (or find) the server before the run, so a missing extra fails in a second."""
@@ -46,6 +50,27 @@ class LocalAgent(OpenAIAgent):
         except LocalServerError as exc:
             return str(exc)
         return None
+
+
+def portable_patterns(schema: Any) -> Any:
+    """The schema with ``\\d`` in its ``pattern`` strings written ``[0-9]``.
+
+    llama.cpp turns a request's tool schemas into a grammar for the tool-call arguments,
+    and its converter (build 7827) refuses the ``\\d`` class with "unknown escape": the
+    grammar fails and the model writes the arguments unconstrained. ``[0-9]`` means the same
+    in ECMA-262 regexes for these ASCII identifiers, and the rewrite is the same on every call,
+    so the prompt stays byte-stable for the prompt cache.
+    """
+    if isinstance(schema, dict):
+        return {
+            key: value.replace("\\d", "[0-9]")
+            if key == "pattern" and isinstance(value, str)
+            else portable_patterns(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [portable_patterns(item) for item in schema]
+    return schema
 
 
 def caller_options(options: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -49,6 +49,23 @@ _DOUBLED = '{{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}}
 _SINGLE = '{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}'
 
 
+def default_threads() -> int:
+    """``VAMOS_LLM_THREADS``, else every CPU. On a machine other work keeps busy, fewer
+    threads can be faster: llama.cpp's threads wait for each other at every step."""
+    raw = os.environ.get("VAMOS_LLM_THREADS", "")
+    if raw.strip():
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise LocalServerError(
+                f"expected VAMOS_LLM_THREADS to be a whole number >= 1, got {raw!r}"
+            )
+        return value
+    return os.cpu_count() or 1
+
+
 class LocalServerError(RuntimeError):
     """The local server could not be started or reached; the message says why."""
 
@@ -67,11 +84,12 @@ class ServerSettings:
     model: Path | None = None
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int = field(default_factory=lambda: default_threads())
     context: int = 16384  # tokens per slot
     slots: int = 2
     cache_ram_mib: int = 2048
     chat_template: str | None = None  # None: the embedded one, corrected if need be
+    verbose: bool = False  # llama.cpp's log (every request, slot and timing) on stderr
 
     @property
     def base_url(self) -> str:
@@ -138,6 +156,8 @@ class LocalServer:
         params.cpuparams_batch.n_threads = settings.threads
         params.cache_ram_mib = settings.cache_ram_mib
         params.use_jinja = True
+        if not settings.verbose:
+            params.verbosity = -1  # below llama.cpp's info level: its per-request log is silenced
         params.endpoint_props = True
         params.endpoint_metrics = True
         if template is not None:
@@ -184,6 +204,11 @@ def _wait_until_answering(base_url: str, timeout_s: float) -> bool:
 
 _started: LocalServer | None = None
 _lock = threading.Lock()
+
+
+def started_here() -> LocalServer | None:
+    """The server ``ensure_local_server`` started in this process, if it started one."""
+    return _started
 
 
 def ensure_local_server(settings: ServerSettings | None = None) -> str:
