@@ -26,7 +26,7 @@ test: $(STAMP)
 # exit 5, a failure too), and is cut off at 15 minutes.
 smoke-llm: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,local-llm]'
-	timeout 900 $(BIN)/python -m pytest tests/llm -m local_llm -p no:xdist -s
+	timeout --kill-after=30 900 $(BIN)/python -m pytest tests/llm -m local_llm -p no:xdist -s
 
 bench: $(STAMP)
 	for b in clone tools grade env agents speech; do $(BIN)/python benchmarks/$$b.py || exit 1; done

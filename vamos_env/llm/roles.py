@@ -21,8 +21,9 @@ from vamos_env.llm.server import LOCAL_MODEL, LocalServerError, ensure_local_ser
 
 # The server takes no key; the SDK insists on one.
 API_KEY = "local"
-# A 1.5B model on two cores reads a 4,400-token system prompt in about two minutes.
-REQUEST_TIMEOUT_S = 600.0
+# A 1.5B model on two idle cores reads the 4,400-token prompt and tools in about two minutes;
+# on a busy machine it has taken more than ten.
+REQUEST_TIMEOUT_S = 1800.0
 
 
 class LocalAgent(OpenAIAgent):

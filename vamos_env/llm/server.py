@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 import time
 import urllib.error
@@ -163,12 +164,17 @@ class LocalServer:
         if template is not None:
             params.chat_template = template
         started = time.perf_counter()
+        # llama.cpp installs SIGINT/SIGTERM handlers of its own that do not end the process
+        # (a `timeout` around pytest could not stop it); the process's own ones are put back.
+        saved = _signal_handlers()
         try:
             handle = xllamacpp.Server(params)
         except Exception as exc:  # a bad file, a port in use: the C++ side raises RuntimeError
             raise LocalServerError(
                 f"llama.cpp could not serve {path} on {settings.host}:{settings.port}: {exc}"
             ) from exc
+        finally:
+            _restore(saved)
         load_s = time.perf_counter() - started
         server = cls(settings, path, load_s, note, handle)
         if not _wait_until_answering(server.base_url, 30.0):
@@ -179,6 +185,17 @@ class LocalServer:
 
     def stop(self) -> None:
         self._handle = None  # the extension stops the HTTP server when its object goes
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(saved: dict[int, Any]) -> None:
+    for sig, handler in saved.items():
+        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def _template_for(path: Path, override: str | None) -> tuple[str | None, str]:
