@@ -152,7 +152,7 @@ def test_the_caller_cuts_in_and_the_cascade_stops_talking() -> None:
     # The text agent was told what it had said before it was cut.
     inner = agent._agent
     assert inner.cuts and 0 < len(inner.cuts[0].split()) < len(MONOLOGUE.split())
-    assert [e["said"] for e in agent.log if "said" in e][0] == MONOLOGUE
+    assert next(e["said"] for e in agent.log if "said" in e) == MONOLOGUE
     assert any(e.get("cut") == inner.cuts[0] for e in agent.log)
 
 
@@ -218,3 +218,35 @@ def test_a_duplex_call_is_determined_by_its_seed() -> None:
     assert events == events_again and metrics == metrics_again
     assert not np.array_equal(audio, other)
     assert metrics.latencies_s  # the agent answered the caller's first words
+
+
+def test_the_transcript_orders_turns_on_the_clock_and_splits_speech_at_tool_calls() -> None:
+    caller = ScriptCaller("Hi, I need my balance please.", [])
+    call = make_call(caller, "angry")  # angry: no yield, and no cut-in within 5 s
+    heard: list[int] = []
+
+    def recognise(audio: np.ndarray) -> str:
+        heard.append(len(audio))
+        return f"piece {len(heard)}"
+
+    call._recognise = recognise
+    clip = agent_voice_synthesizer()(
+        "Let me look that up for you now, it will take a moment, thank you for waiting."
+    )
+    assert len(clip) / RATE > 3.0
+    agent = scripted_agent([(5.0, clip)])
+    tool = {"type": "tool_call", "name": "get_balance", "arguments": {}}
+    while not call.ended and call.now_s < 5.0 + len(clip) / RATE + 2.0:
+        actions = [tool] if abs(call.now_s - 6.0) < 1e-9 else []
+        call.step(agent(call.sample), actions)
+    call.finish()
+    turns = call.episode.transcript.turns
+    assert [t.index for t in turns] == list(range(len(turns)))
+    kinds = [(t.speaker, t.text if t.speaker != "tool" else t.tool_call.name) for t in turns]
+    first, second = (k for k in kinds if k[0] == "agent")
+    assert kinds.index(first) < kinds.index(("tool", "get_balance")) < kinds.index(second)
+    assert kinds[0] == ("caller", "Hi, I need my balance please.")
+    times = {t["turn"]: t["start_s"] for t in call.timeline()}
+    tool_turn = next(t for t in turns if t.speaker == "tool")
+    assert times[tool_turn.index] == pytest.approx(6.0)
+    assert sorted(times.values()) == [times[t.index] for t in turns]
