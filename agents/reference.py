@@ -434,6 +434,16 @@ class Identity:
                 self.rejected.add(value)
         self._settle()
 
+    def insists(self) -> bool:
+        """The caller gave a refused second factor again: it was heard right after all."""
+        return bool(self.factors) and self.factors[-1] in self.rejected
+
+    def doubt_confirmed(self) -> None:
+        """The factor the caller insists on stands; what it confirmed is read back again."""
+        self.rejected.discard(self.factors[-1])
+        self.confirmed.clear()
+        self._settle()
+
     def _settle(self) -> None:
         # A value every hearing of which the caller refused is unknown (asked again), not
         # the last refused guess offered once more.
@@ -750,6 +760,8 @@ class ReferenceAgent:
                     "the last four of a card on file, your postal code, or last bill amount?"
                 )
                 identity.hear_factor(reply)
+                if identity.insists():  # the mismatch is elsewhere: read it all back again
+                    identity.doubt_confirmed()
                 continue
             reply = yield from self._say(
                 "I'm sorry, I couldn't verify those details. Could you give me the account "
@@ -770,7 +782,11 @@ class ReferenceAgent:
         for _ in range(READ_BACKS):
             number, name = identity.account_number, identity.name
             if number is None or name is None:
-                return False
+                # Every hearing refused, or a correction not heard whole: ask for it again.
+                missing = "account number" if number is None else "full name"
+                reply = yield from self._say(f"Sorry, could you give me your {missing} again?")
+                identity.hear_number_and_name(reply)
+                continue
             reply = yield from self._say(
                 f"To confirm: account {self._digits(number)}, name {name}. Is that right?"
             )
@@ -1156,6 +1172,13 @@ class ReferenceAgent:
         term = request.installments or int(account.get("max_installments") or 6)
         quote = yield from self._tool("quote_payment_arrangement", installments=term)
         kind = quote.get("kind")
+        if kind == "quote" and request.installments is not None:
+            # The term the caller named is read back before any figure is quoted on it.
+            confirmed = yield from self._confirm_term(term)
+            if confirmed != term:
+                term = confirmed
+                quote = yield from self._tool("quote_payment_arrangement", installments=term)
+                kind = quote.get("kind")
         if kind == "quote":
             return (yield from self._offer_arrangement(request, quote))
         if kind == "quote_then_transfer":
@@ -1186,6 +1209,21 @@ class ReferenceAgent:
         else:
             words = f"Unfortunately I can't set that up. {_spoken(str(quote.get('say') or ''))}"
         return (yield from self._say(words.strip()))
+
+    def _confirm_term(self, term: int) -> Script[int]:
+        """Read back the months the caller asked for until it says yes; the term it gave."""
+        refused: set[int] = set()
+        for _ in range(READ_BACKS):
+            reply = yield from self._say(f"Just to confirm: over {term} months?")
+            kind = reply_kind(reply)
+            if kind == "yes":
+                return term
+            said = [c.value.n for c in find_counts(reply) if c.value.unit in ("months", "payments")]
+            if kind == "other" and not said:
+                continue  # garbled: ask the same again
+            refused.add(term)
+            term = next((n for n in said if n not in refused), term)
+        return term
 
     def _instalments(self, quote: Mapping[str, Any], *, careful: bool = False) -> str:
         first = int(quote.get("first_installment_cents") or 0)
@@ -1298,22 +1336,27 @@ class ReferenceAgent:
             return reply
         paid_on = dates[0].value if dates else TODAY
         cents = amounts[0].value
-        # A figure heard on a noisy line is heard twice alike before it is written down.
+        # A figure heard on a noisy line is read back before it is written down; each
+        # correction is one more hearing, and the hearings vote digit by digit.
         heard = [(cents, paid_on)]
-        for _ in range(2):
-            again = yield from self._say("Sorry, could you repeat the amount and the date?")
-            more, when = find_money(again), find_dates(again)
-            if more:
-                heard.append((more[0].value, when[0].value if when else paid_on))
-            if len(heard) != len(set(heard)):
+        refused: set[str] = set()
+        for _ in range(READ_BACKS):
+            paid_on = self._plausible_payment_day(paid_on)
+            reply = yield from self._say(
+                f"Just to confirm: you paid {self._money(cents, careful=len(heard) > 1)} on "
+                f"{self._date(paid_on)}. "
+                "Is that right?"
+            )
+            kind = reply_kind(reply)
+            if kind == "yes":
                 break
-        # Digit by digit, as with an account number; a year heard in the future of a
-        # payment already made is the recogniser's (two thousand twenty-six, "2036").
-        cents = int(_best([str(c).zfill(6) for c, _ in heard], set()) or cents)
-        days = [d for _, d in heard]
-        paid_on = max(days, key=lambda d: (days.count(d), days.index(d)))
-        if paid_on > TODAY and paid_on.replace(year=TODAY.year) <= TODAY:
-            paid_on = paid_on.replace(year=TODAY.year)
+            more, when = find_money(reply), find_dates(reply)
+            if kind == "other" and not (more or when):
+                continue  # garbled: ask the same again
+            refused.add(f"{str(cents).zfill(6)}|{paid_on.isoformat()}")
+            heard.append((more[0].value if more else cents, when[0].value if when else paid_on))
+            cents, paid_on = self._voted_payment(heard, refused)
+        paid_on = self._plausible_payment_day(paid_on)
         if paid_on > TODAY:  # not made yet: a promise, which is never recorded
             return (yield from self._promise_to_pay(request))
         result = yield from self._tool(
@@ -1332,6 +1375,29 @@ class ReferenceAgent:
                 )
             )
         )
+
+    @staticmethod
+    def _plausible_payment_day(paid_on: date) -> date:
+        # A year heard in the future of a payment already made is the recogniser's
+        # ("two thousand twenty-six" heard as 2036).
+        if paid_on > TODAY and paid_on.replace(year=TODAY.year) <= TODAY:
+            return paid_on.replace(year=TODAY.year)
+        return paid_on
+
+    @staticmethod
+    def _voted_payment(heard: list[tuple[int, date]], refused: set[str]) -> tuple[int, date]:
+        """The likeliest (amount, date) of several hearings, never a pair the caller refused.
+
+        The amount votes digit by digit as an account number does, the date by count (the
+        latest breaking ties); a voted pair the caller refused gives way to the latest
+        hearing.
+        """
+        cents = int(_best([str(c).zfill(6) for c, _ in heard], set()) or heard[-1][0])
+        days = [d for _, d in heard]
+        paid_on = max(days, key=lambda d: (days.count(d), -days[::-1].index(d)))
+        if f"{str(cents).zfill(6)}|{paid_on.isoformat()}" in refused:
+            return heard[-1]
+        return cents, paid_on
 
     def _promise_to_pay(self, request: Request) -> Script[str]:
         return (

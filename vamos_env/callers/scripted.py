@@ -51,7 +51,7 @@ from vamos_env.envs.energy.tasks.schema import (
     SecondFactorKind,
     Task,
 )
-from vamos_env.speech import Mention
+from vamos_env.speech import Mention, find_counts, normalise
 
 T = TypeVar("T")
 
@@ -341,7 +341,11 @@ class ScriptedCaller:
         if checks:  # a read-back with nothing to compare is a question: answer below
             wrong, compared = self._check_readback(heard)
             if wrong is not None:
-                return self._utter("readback_wrong", prefix=prefix, value=wrong)
+                # Correcting a new guess moves the call on; correcting the same one again
+                # does not (the agent is going round in circles).
+                return self._utter(
+                    "readback_wrong", prefix=prefix, value=wrong, key=_readback_key(question)
+                )
             if compared:
                 return self._utter("readback_right", prefix=prefix)
         if heard.verify_failed:
@@ -414,8 +418,10 @@ class ScriptedCaller:
         """(read back wrong, read back right) for the caller's name in ``text``.
 
         Wrong when a part of the name sits next to a capitalised word that is not
-        part of it ("Dana Whitman"); right when every part is there. "Thanks, Dana."
-        alone is neither: a first name is a courtesy, not a read-back.
+        part of it ("Dana Whitman"), or when the agent reads back the name with a part
+        missing ("name Victor Marie" for Victor Marie Kowalski); right when every part
+        is there. "Thanks, Dana." alone is neither: a first name is a courtesy, not a
+        read-back.
         """
         parts = self.brief.full_name.split()
         known = {p.lower() for p in parts}
@@ -429,6 +435,8 @@ class ScriptedCaller:
                 for neighbour in re.findall(pattern, text):
                     if neighbour.lower() not in known and neighbour not in _NOT_NAMES:
                         return True, False
+        if 0 < present < len(parts) and re.search(r"\bname\b", text, re.IGNORECASE):
+            return True, False
         return False, present == len(parts)
 
     def _identity(self) -> str:
@@ -635,6 +643,17 @@ class ScriptedCaller:
             state.refused_offer = True
             return self._utter("refuse", prefix=prefix, refusal=refusal)
         pending = [k for k in range(len(request.consent)) if k not in state.agreed]
+        # A read-back of this request's own figures ("over 36 months?", "you paid $40 on
+        # September 8?") is answered as one; a question with terms to agree to is a consent.
+        consent_terms = bool(pending) and bool(asked.money or asked.digits)
+        if (asked.yes_no or heard.readback) and not consent_terms:
+            wrong, compared = self._check_own_figures(request, asked)
+            if wrong is not None:
+                return self._utter(
+                    "readback_wrong", prefix=prefix, value=wrong, key=_readback_key(asked)
+                )
+            if compared:
+                return self._utter("readback_right", prefix=prefix)
         # A yes/no question that carries a value ("Is <email> still the best one?") asks
         # the caller to confirm it, as a read-back does.
         asks_consent = heard.offer or heard.readback
@@ -669,6 +688,45 @@ class ScriptedCaller:
         if self._false_yes():
             return self._utter("affirm", prefix=prefix)
         return self._utter("decline_offer", prefix=prefix)
+
+    def _check_own_figures(
+        self, request: CallerRequest, question: Question
+    ) -> tuple[str | None, bool]:
+        """A read-back of the figures this request gave ("you paid $40 on September 8?",
+        "over 36 months?"): (the right figures when one is wrong, whether any was compared).
+
+        Only the request's own figures are compared: its amount and date, its term in
+        months, the days it asked for. A question carrying none of them is not a read-back.
+        """
+        details = request.details
+        cents = details.get("amount_cents")
+        day = details.get("paid_on") or details.get("promised_on")
+        term, days = details.get("installments"), details.get("days")
+        right: list[str] = []
+        compared = wrong = False
+        if isinstance(cents, int) and question.money:
+            compared = True
+            wrong |= any(m.value != cents for m in question.money)
+        if isinstance(day, str) and question.dates:
+            compared = True
+            wrong |= any(m.value != date.fromisoformat(day) for m in question.dates)
+        paid = []
+        if isinstance(cents, int) and (question.money or question.dates):
+            paid.append(f"${cents // 100}.{cents % 100:02d}")
+        if isinstance(day, str) and (question.money or question.dates):
+            when = date.fromisoformat(day)
+            paid.append(f"{when:%B} {when.day}, {when.year}")
+        if paid:
+            right.append(" on ".join(paid))
+        for counted in find_counts(question.text):
+            unit, n = counted.value.unit, counted.value.n
+            if unit in ("months", "payments") and isinstance(term, int):
+                compared, wrong = True, wrong or n != term
+                right.append(f"{term} months")
+            elif unit == "days" and isinstance(days, int):
+                compared, wrong = True, wrong or n != days
+                right.append(f"{days} days")
+        return (" and ".join(dict.fromkeys(right)) if wrong else None), compared
 
     def _about_action(self, request: CallerRequest, question: Question) -> bool:
         """Whether a question is about doing what this request asks (not some other offer)."""
@@ -871,6 +929,11 @@ def _said(
     if turn:
         return list(turn)
     return [m for mentions in earlier for m in mentions]
+
+
+def _readback_key(question: Question) -> str:
+    """What a read-back offered: its figures and words, so a new guess is a new move."""
+    return "readback_wrong:" + " ".join(normalise(question.text).split()[-24:])
 
 
 def _carries_values(question: Question) -> bool:
