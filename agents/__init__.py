@@ -37,6 +37,7 @@ register_stack(
     "Local voice stack for duplex calls: Silero, Whisper, the reference solver, Piper "
     "(cascade:<stack> puts another text agent behind the same ears and voice)",
     offline=True,
+    duplex=True,
 )
 register_stack(
     "openai",

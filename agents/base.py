@@ -124,18 +124,21 @@ class StackSpec:
     entry_point: str  # "module:factory"
     description: str
     offline: bool  # runs with no key and no network
+    duplex: bool = False  # speaks audio frames: runs only in duplex calls (docs/duplex.md)
 
 
 _STACKS: dict[str, StackSpec] = {}
 
 
-def register_stack(name: str, entry_point: str, description: str, *, offline: bool) -> None:
+def register_stack(
+    name: str, entry_point: str, description: str, *, offline: bool, duplex: bool = False
+) -> None:
     """Register a named stack; a second registration of the same name is an error."""
     if name in _STACKS:
         raise ValueError(f"stack {name!r} is already registered ({_STACKS[name].entry_point})")
     if ":" not in entry_point:
         raise ValueError(f"expected an entry point 'module:attribute', got {entry_point!r}")
-    _STACKS[name] = StackSpec(name, entry_point, description, offline)
+    _STACKS[name] = StackSpec(name, entry_point, description, offline, duplex)
 
 
 def stacks() -> dict[str, StackSpec]:

@@ -41,6 +41,13 @@ def test_cascade_over_a_registered_text_stack_resolves() -> None:
         resolve_stack("cascade:nobody")
 
 
+def test_the_main_job_leaves_voice_stacks_to_duplex_runs() -> None:
+    from vamos_env.runner.mainjob import offline_stacks
+
+    names = offline_stacks()
+    assert "reference" in names and "cascade" not in names
+
+
 def _config(tmp_path: Path, stack: str, mode: str = "duplex") -> EvalConfig:
     return EvalConfig(
         stacks=[stack],

@@ -16,11 +16,12 @@ from vamos_env.runner.evaluate import EvalConfig, RunFolderError, evaluate
 
 
 def offline_stacks() -> list[str]:
-    """The registered stacks that run with no key and no network, in registration order."""
+    """The registered text stacks that run with no key and no network, in registration
+    order (voice stacks such as ``cascade`` run in duplex calls, a separate command)."""
     import vamos_env.agents  # noqa: F401  (registers the shipped stacks)
     from vamos_env.agents.base import stacks
 
-    return [name for name, spec in stacks().items() if spec.offline]
+    return [name for name, spec in stacks().items() if spec.offline and not spec.duplex]
 
 
 def run_main_job(
