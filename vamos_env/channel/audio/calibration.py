@@ -594,8 +594,8 @@ def calibrate(
         labels[persona] = label
         if label in profiles:  # two personas with one voice: measured once
             continue
-        if label in kept:
-            profile, lines, rooms_kept = kept[label]
+        if label in kept_voices:
+            profile, lines, rooms_kept = kept_voices[label]
             say(f"{label}: kept from {keep}")
             profiles[label] = profile
             table.extend(lines)
