@@ -587,7 +587,9 @@ def calibrate(
     profiles: dict[str, dict[str, Any]] = {}
     table: list[str] = []
     out_backgrounds: dict[str, Any] = {}
-    kept = _kept_voices(keep, levels, backgrounds, seed, corpus_name) if keep is not None else {}
+    kept_voices = (
+        _kept_voices(keep, levels, backgrounds, seed, corpus_name) if keep is not None else {}
+    )
     for persona in personas:
         voice = PERSONA_VOICES[persona]
         label = voice_label(voice)
