@@ -36,7 +36,7 @@ from vamos_env.actions import (
     parse_action,
     shown,
 )
-from vamos_env.callers.base import Caller, HangUp, Utterance
+from vamos_env.callers.base import CUT_OFF, Caller, HangUp, Utterance
 from vamos_env.channel.base import Channel
 from vamos_env.storable import (
     DEFAULT_LIMITS,
@@ -168,7 +168,8 @@ class Episode:
             # The agent's closing words after a transfer: the caller hears them, the call ends.
             self.end_reason = "transfer"
             return ""
-        reply = self.caller.hear(heard)
+        cut_off = heard != text and heard.strip() != ""
+        reply = self.caller.hear(f"{heard} {CUT_OFF}" if cut_off else heard)
         if isinstance(reply, HangUp):
             words = self._clean(reply.text) if reply.text else ""
             if words:

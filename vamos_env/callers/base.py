@@ -39,6 +39,12 @@ DeviationKind = Literal[
 ]
 
 
+# What a caller hears when the line cut the agent off mid-reply (a detector that took the
+# room for the caller, a dropped line): the words that came through, then this mark, as a
+# listener hears the voice stop mid-sentence. The transcript keeps the words without it.
+CUT_OFF = "\u2026"
+
+
 @dataclass(frozen=True)
 class Utterance:
     """What the caller says.

@@ -68,6 +68,7 @@ ACT_FIELDS: dict[str, frozenset[str]] = {
     "contradiction_goodbye": frozenset(),
     "small_talk": frozenset(),
     "still_here": frozenset(),
+    "cut_out": frozenset(),
 }
 FACTOR_FIELDS = frozenset({"value"})
 REQUEST_FIELDS = frozenset({"says", "rephrase"})
@@ -144,6 +145,10 @@ class Wording(_Strict):
     # Optional, so that persona files written before these acts still load.
     small_talk: Templates = Field(default=("Fine, thanks.",), min_length=1)
     still_here: Templates = Field(default=("Yes, I'm here.",), min_length=1)
+    # Asked when the agent's reply was cut off mid-sentence on the line.
+    cut_out: Templates = Field(
+        default=("Sorry, you cut out there. Could you say that again?",), min_length=1
+    )
     # The caller's words per request kind, in place of the brief's (other languages).
     requests: dict[RequestKind, Templates] = Field(default_factory=dict)
 

@@ -32,7 +32,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from vamos_env.callers.base import Deviation, HangUp, Utterance
+from vamos_env.callers.base import CUT_OFF, Deviation, HangUp, Utterance
 from vamos_env.callers.brief import card_fact, fact_named, matching_refusal
 from vamos_env.callers.deviation import BriefMonitor
 from vamos_env.callers.listening import (
@@ -206,6 +206,8 @@ class ScriptedCaller:
         return reply
 
     def _hear(self, text: str) -> Utterance | HangUp:
+        if text.endswith(CUT_OFF):
+            return self._cut_off(text[: -len(CUT_OFF)].rstrip())
         words = text.split()
         limit = self.persona.behaviours.interrupt_after_words
         if limit is not None and len(words) > limit:
@@ -233,6 +235,20 @@ class ScriptedCaller:
         if self._stalled():
             return self._hang_up("stall", "stall_goodbye")
         return reply
+
+    def _cut_off(self, text: str) -> Utterance | HangUp:
+        """The line cut the agent off mid-reply: what came through counts, then the caller
+        asks for the rest. The line's fault, not the agent's: no turn towards a stall."""
+        heard = listen(text)
+        self.monitor.agent_said(text, heard)
+        self._last_heard = heard
+        state = self._state
+        if state is not None and self.verified:
+            state.heard.append(heard)
+            state.candidate = self._outcome(heard) or state.candidate
+        words = self._pick("cut_out")
+        self._record("cut_out", words)
+        return Utterance(words)
 
     def goal_met(self) -> bool:
         """Every request heard answered or done, or ending the way the brief expects."""
