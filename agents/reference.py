@@ -379,6 +379,9 @@ class Identity:
     # What the caller said yes to when it was read back ("number", "name", "factor"): a
     # later, worse hearing of it does not replace it, and a failed check does not reject it.
     confirmed: set[str] = field(default_factory=set)
+    # What the caller corrected on read-back at least once (the caller corrects the first
+    # thing that is wrong, so a part never corrected may be right all along).
+    disputed: set[str] = field(default_factory=set)
 
     def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
         """Take in a turn; (a number heard, a name heard)."""
@@ -429,9 +432,11 @@ class Identity:
         parts = {"number": self.account_number, "name": self.name, "factor": self.second_factor}
         if self.confirmed >= set(parts):
             self.confirmed.clear()
-        for part, value in parts.items():
-            if part not in self.confirmed and value:
-                self.rejected.add(value)
+        open_parts = {p for p in parts if p not in self.confirmed}
+        doubtful = (open_parts & self.disputed) or open_parts
+        for part in doubtful:
+            if parts[part]:
+                self.rejected.add(parts[part])  # type: ignore[arg-type]
         self._settle()
 
     def insists(self) -> bool:
@@ -501,6 +506,9 @@ _READS = frozenset(
 READ_ATTEMPTS = 3
 # Read-backs of a detail before the agent stops asking (the caller tires of repeating it).
 READ_BACKS = 4
+# The account number and name take longer on a bad line (nine digits, each a chance to be
+# misheard); each new guess is progress to the caller, so the agent may try longer.
+IDENTITY_READ_BACKS = 7
 # A tool error that may pass on a second try (a service hiccup, not a refusal).
 _TRANSIENT = re.compile(
     r"try again|timed? ?out|unavailable|failed unexpectedly|could not complete|\b5\d\d\b",
@@ -779,7 +787,7 @@ class ReferenceAgent:
     def _read_back_identity(self) -> Script[bool]:
         """Read the account number and name back until the caller says they are right."""
         identity = self._state.identity
-        for _ in range(READ_BACKS):
+        for _ in range(IDENTITY_READ_BACKS):
             number, name = identity.account_number, identity.name
             if number is None or name is None:
                 # Every hearing refused, or a correction not heard whole: ask for it again.
@@ -799,8 +807,10 @@ class ReferenceAgent:
             heard_number, heard_name = identity.hear_number_and_name(reply)
             # The caller corrects the first thing that was wrong: digits mean the number.
             if heard_number or re.search(r"\d", reply):
+                identity.disputed.add("number")
                 identity.reject(number)
             elif heard_name:
+                identity.disputed.add("name")
                 identity.reject(name)
         return False
 
@@ -818,6 +828,7 @@ class ReferenceAgent:
                 return True
             if kind == "other" and not re.search(r"\d", reply):
                 continue
+            identity.disputed.add("factor")
             identity.reject(factor)
             identity.hear_factor(reply)
         return False
