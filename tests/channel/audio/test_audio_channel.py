@@ -119,11 +119,17 @@ def test_alternative_caller_voices_are_recognised_on_clean(voice: str) -> None:
 def test_personas_get_their_voices() -> None:
     from vamos_env.channel.audio import engines
 
-    assert engines.PERSONA_VOICES["calm"].engine == "piper"
-    assert {engines.PERSONA_VOICES[p].engine for p in ("angry", "sceptic")} == {
-        "espeak-ng",
-        "flite",
-    }
+    voices = engines.PERSONA_VOICES
+    assert voices["calm"].engine == voices["angry"].engine == "piper"
+    assert voices["angry"] != voices["calm"]  # the same speaker, higher and quicker
+    assert voices["sceptic"].engine == "flite"
+    # The file the text channel reads names the voice each persona speaks with here.
+    from vamos_env.channel.audio.calibration import voice_label
+    from vamos_env.channel.parameters import shipped_parameters
+
+    shipped = shipped_parameters()
+    for persona in ("calm", "angry", "sceptic"):
+        assert shipped.voice_of(persona) == voice_label(voices[persona]), persona
     for persona in ("calm", "angry", "sceptic", "sceptic-nl"):
         voice = engines.voice_for(persona)
         assert engines.engine_missing(voice.engine) is None

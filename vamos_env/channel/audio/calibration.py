@@ -740,7 +740,7 @@ _WRITTEN_BY = re.compile(r"^# STATUS: calibrated\. Written by `([^`]*)`", re.MUL
 def _shown_path(path: Path) -> str:
     """A kept file as the header names it: relative to the package when it is shipped."""
     try:
-        return str(path.resolve().relative_to(Path(__file__).resolve().parents[2]))
+        return str(path.resolve().relative_to(Path(__file__).resolve().parents[3]))
     except ValueError:
         return str(path)
 
