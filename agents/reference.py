@@ -1223,18 +1223,23 @@ class ReferenceAgent:
 
     def _confirm_term(self, term: int) -> Script[int]:
         """Read back the months the caller asked for until it says yes; the term it gave."""
+        return (yield from self._confirm_count(term, "over {n} months", ("months", "payments")))
+
+    def _confirm_count(self, n: int, said_as: str, units: tuple[str, ...]) -> Script[int]:
+        """Read back a count the caller gave ("over 36 months", "10 more days") until it says
+        yes; each correction is the new count (a refused one is not offered again)."""
         refused: set[int] = set()
         for _ in range(READ_BACKS):
-            reply = yield from self._say(f"Just to confirm: over {term} months?")
+            reply = yield from self._say(f"Just to confirm: {said_as.format(n=n)}?")
             kind = reply_kind(reply)
             if kind == "yes":
-                return term
-            said = [c.value.n for c in find_counts(reply) if c.value.unit in ("months", "payments")]
+                return n
+            said = [c.value.n for c in find_counts(reply) if c.value.unit in units]
             if kind == "other" and not said:
                 continue  # garbled: ask the same again
-            refused.add(term)
-            term = next((n for n in said if n not in refused), term)
-        return term
+            refused.add(n)
+            n = next((m for m in said if m not in refused), n)
+        return n
 
     def _instalments(self, quote: Mapping[str, Any], *, careful: bool = False) -> str:
         first = int(quote.get("first_installment_cents") or 0)
@@ -1429,8 +1434,11 @@ class ReferenceAgent:
         bill = self._bill_in(bills, request.months[0] if request.months else None)
         if bill is None:
             return (yield from self._say("I can't find that bill on your account."))
+        days = request.days or 15
+        if request.days is not None:  # the days the caller named are read back first
+            days = yield from self._confirm_count(days, "{n} more days", ("days",))
         result = yield from self._tool(
-            "request_due_date_extension", bill_id=bill["bill_id"], days=request.days or 15
+            "request_due_date_extension", bill_id=bill["bill_id"], days=days
         )
         owed = self._money(int(result.get("amount_remaining_cents") or 0))
         if result.get("extended"):
