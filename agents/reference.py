@@ -224,16 +224,19 @@ class Request:
 def month_named(word: str) -> int | None:
     """The month a word names (1-12), allowing one slipped letter in a long month name.
 
-    A recogniser writes "Aagust" or "Septembir"; a name of five letters or more one
-    edit away is still that month ("may" and "june" must be exact).
+    A recogniser writes "Aagust", "Septembir" or "Joly"; a name of five letters or more
+    one edit away is still that month, and one of four when capitalised ("may" must be
+    exact).
     """
     lower = word.lower()
     if lower in MONTHS:
         return MONTHS.index(lower) + 1
-    if len(lower) < 5:
+    # Four letters one edit away are a month only when written as a name ("Joly", which
+    # a recogniser capitalises as it would "July"; not "jury" or "duly").
+    if len(lower) < 4 or (len(lower) == 4 and not word[:1].isupper()):
         return None
     for number, month in enumerate(MONTHS, start=1):
-        if len(month) >= 5 and _one_edit(lower, month):
+        if len(month) >= 4 and _one_edit(lower, month):
             return number
     return None
 
@@ -248,7 +251,9 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
-_EARLIER = re.compile(r"\b(?:compared (?:with|to)|than|versus|vs)\s+(?:the\s+|my\s+)?(\w+)", re.I)
+# The month a bill is compared with: up to two words after the cue, so that a misheard
+# "compared weth Joly" still names the earlier bill.
+_EARLIER = re.compile(r"\b(?:compared|than|versus|vs)\b((?:\W+\w+){1,3})", re.I)
 
 
 def understand(text: str) -> Request | None:
@@ -969,7 +974,8 @@ class ReferenceAgent:
         if (
             len(request.months) == 1
             and earlier is not None
-            and month_named(earlier.group(1)) == request.months[0]
+            and request.months[0]
+            in [month_named(w) for w in re.findall(r"[A-Za-z]+", earlier.group(1))]
             and newer is not None
             and bills.index(newer) > 0
         ):
