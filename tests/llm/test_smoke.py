@@ -231,9 +231,8 @@ def test_the_llm_verifier_and_the_judge_on_graded_calls(base_url: str) -> None:
     print(f"judge usage {judge.usage}")
 
 
-def test_unusable_real_replies_are_the_recorded_faults(base_url: str) -> None:
-    # A grammar makes the real model write exactly what broke the first contact: a bare
-    # JSON number for the caller, and nothing at all for the agent.
+def test_a_bare_number_from_the_real_caller_model_is_a_caller_error(base_url: str) -> None:
+    # A grammar makes the real model write exactly what broke the first contact.
     bare = caller_options({"reply_format": "none", "extra_body": {"grammar": 'root ::= "203.91"'}})
     env = gym.make("VamosEnergy-v0", caller="local", recogniser="ideal", caller_options=bare)
     env.reset(seed=0, options={"task_id": SHORT_TASK})
@@ -242,9 +241,14 @@ def test_unusable_real_replies_are_the_recorded_faults(base_url: str) -> None:
     assert [d["kind"] for d in info["deviations"]] == ["caller_error"]
     assert "expected a JSON object, got float" in info["deviations"][0]["detail"]
 
+
+def test_an_empty_reply_from_the_real_agent_model_ends_the_call(base_url: str) -> None:
+    # The server refuses a grammar beside tools ("Cannot use custom grammar constraints
+    # with tools"), so a logit bias on Qwen2.5's end-of-turn token (<|im_end|>, id 151645)
+    # makes the model end its reply before its first word.
     env = gym.make("VamosEnergy-v0", recogniser="ideal")
     observation, info = env.reset(seed=0, options={"task_id": SHORT_TASK})
-    agent = LocalAgent(extra_body={"grammar": 'root ::= ""'}, max_completion_tokens=4)
+    agent = LocalAgent(extra_body={"logit_bias": {"151645": 100}}, max_completion_tokens=4)
     agent.reset(info)
     action = agent.act(observation, info)
     assert action == {"type": "end_call"} and agent.empty_replies == 2
