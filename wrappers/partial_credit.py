@@ -21,7 +21,7 @@ passed. Exactly:
 Steps before the end keep the base reward (0.0). ``info["partial_credit"]`` carries
 ``passed``, ``total``, the per-assertion counts and the base reward, so the sparse
 score is never lost. Mind the floor: a call in which the agent verifies and does
-nothing still passes the gate's checks and "no extra changes".
+nothing still passes the gate's checks, "no extra changes" and "no_recitation".
 """
 
 from __future__ import annotations

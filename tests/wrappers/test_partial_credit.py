@@ -12,19 +12,20 @@ from vamos_env.wrappers import PartialCredit, partial_credit
 END = {"type": "end_call"}
 
 
-def test_a_hand_checked_call_scores_four_of_six(call: ModuleType) -> None:
+def test_a_hand_checked_call_scores_five_of_seven(call: ModuleType) -> None:
     # Verified, then paperless switched on without reading the email back or asking:
     # gate 2/2 (tools, disclosure), actions 2/2 (the change, no extra change),
-    # requirements 0/2 (the email read back, the caller's agreement after it).
+    # requirements 1/3 (the email read back, the caller's agreement after it, and the
+    # grader's own no_recitation, which a call that recites nothing passes).
     env = PartialCredit(call.make_env())
     actions = [call.PASSING[0], call.PASSING[1], call.PASSING[4], END]
     steps = call.run(env, actions, seed=0, options=call.CALM_CLEAN)
     assert [s[1] for s in steps[:-1]] == [0.0, 0.0, 0.0]
     _, reward, terminated, _, info = steps[-1]
-    assert terminated and reward == pytest.approx(4 / 6)
+    assert terminated and reward == pytest.approx(5 / 7)
     credit = info["partial_credit"]
-    assert credit["by_assertion"] == {"gate": [2, 2], "actions": [2, 2], "requirements": [0, 2]}
-    assert (credit["passed"], credit["total"], credit["base_reward"]) == (4, 6, 0.0)
+    assert credit["by_assertion"] == {"gate": [2, 2], "actions": [2, 2], "requirements": [1, 3]}
+    assert (credit["passed"], credit["total"], credit["base_reward"]) == (5, 7, 0.0)
     failed = [c["id"] for c in info["verdict"]["requirements"]["checks"] if not c["passed"]]
     assert failed == ["r0_email", "r0_confirm"]
 
