@@ -26,6 +26,7 @@ from vamos_env.agents.reference import ReferenceAgent
 from vamos_env.cli.evaluation import main as vamos_eval
 from vamos_env.grading.judge import LLMJudge, load_rubric
 from vamos_env.grading.llm_verifier import LLMVerifier, verification_request
+from vamos_env.grading.recitation import CHECK_ID as RECITATION
 from vamos_env.grading.timeline import Timeline
 from vamos_env.llm.roles import LocalAgent, caller_options, grader_endpoint
 
@@ -213,7 +214,8 @@ def test_the_llm_verifier_and_the_judge_on_graded_calls(base_url: str) -> None:
         verdict = grade(call.task, call.transcript, agreement.replay(call), verifier=verifier)
         assert verdict.grading_fault is None, verdict.grading_fault
         checks = {c.id: c.passed for c in verdict.requirements.checks}
-        assert set(checks) == {c.id for c in call.task.checks}
+        # The task's checks, judged by the model, and the grader's own no_recitation (code).
+        assert set(checks) == {c.id for c in call.task.checks} | {RECITATION}
         for check_id, label in call.checks.items():
             if check_id in checks:
                 compared += 1
