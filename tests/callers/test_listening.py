@@ -114,3 +114,133 @@ def test_a_plainly_worded_agent_in_its_own_words(tasks) -> None:
         assert caller.acts[-1].act == act, (line, caller.acts[-1])
     assert "4242" in caller.acts[-4].text  # it offered the other card, the one it was asked for
     assert caller.outcomes == ["resolved", "transferred"]
+
+
+# --- what a recogniser does to an agent's words ---------------------------------------------
+# The scripted caller in a duplex call hears the agent through Whisper, which drops question
+# marks and commas, changes capitals, and writes digits as numerals. Its understanding of
+# what was asked and said must not depend on any of those.
+
+RECOGNISED_ASKS = [
+    "Thank you for calling Acme Energy, this is Rory. Your account number and full name, please?",
+    "To confirm: account four nine four four dash two nine eight seven five, name Kwame Novak. "
+    "Is that right?",
+    "Thanks. And one of: last four of a card on file, your postal code, or last bill amount?",
+    "Sorry, could you give me your full name?",
+    "Sorry, I didn't catch that. The card's last four, postal code or last bill?",
+    "Which card on file would you like to use?",
+    "I have cards ending five five five six or four four four four. Which one?",
+    "Shall I charge one hundred ninety-nine dollars and sixteen cents to the card ending four "
+    "four four four?",
+    "Just to confirm: 10 more days?",
+    "And that's four two four two. Is that right?",
+    "I'm sorry, I couldn't verify those details. Could you give me the account number, the full "
+    "name and one second factor again?",
+    "Thank you, you're verified.",
+    "Your postal code is on file, so you're all set.",
+]
+
+
+def _numerals(text: str) -> str:
+    from vamos_env.speech import find_digit_strings
+
+    for mention in reversed(find_digit_strings(text)):
+        text = text[: mention.start] + mention.value + text[mention.end :]
+    return text
+
+
+RECOGNISER_WAYS = {
+    "question mark as a full stop": lambda t: t.replace("?", "."),
+    "no commas or colons": lambda t: t.replace(",", "").replace(":", ""),
+    "lower case": str.lower,
+    "digits as numerals": _numerals,
+    "all of them": lambda t: _numerals(t).replace("?", ".").replace(",", "").lower(),
+}
+
+
+def _understood(text: str) -> dict[str, object]:
+    heard = listen(text)
+    return {
+        "is_question": heard.is_question,
+        "asks": heard.asks,
+        "asks_second_factor": heard.asks_second_factor,
+        "readback": heard.readback,
+        "offer": heard.offer,
+        "verified": heard.verified,
+        "digits": [m.value.replace("-", "") for m in heard.asking().digits],
+        "money": [m.value for m in heard.asking().money],
+    }
+
+
+@pytest.mark.parametrize("way", sorted(RECOGNISER_WAYS))
+@pytest.mark.parametrize("text", RECOGNISED_ASKS)
+def test_understanding_survives_what_a_recogniser_does(text: str, way: str) -> None:
+    assert _understood(RECOGNISER_WAYS[way](text)) == _understood(text)
+
+
+def test_the_second_factor_ask_without_its_question_mark() -> None:
+    # Whisper tiny.en's rendering of the reference's ask, as the caller heard it.
+    heard = listen(
+        "Thanks and one of last four of the card on file your postal code or last bill amount"
+    )
+    assert heard.is_question
+    assert heard.asks == ("card_last4", "postal_code", "last_bill_amount")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your postal code is on file.",
+        "That account number and name don't match our records.",
+        "I have your account number as 4944-29875.",
+        "Thanks, I've found your account.",
+    ],
+)
+def test_a_statement_about_identity_items_asks_nothing(text: str) -> None:
+    heard = listen(text)
+    assert heard.asks == ()
+    assert not heard.is_question or heard.readback
+
+
+def test_a_read_back_ending_the_turn_is_a_check_even_unmarked() -> None:
+    heard = listen("Just to confirm 10 more days.")
+    assert heard.is_question and heard.readback
+    # Not when a question follows it: that question is the one asked.
+    heard = listen("To confirm, account 4944-29875. Is that right?")
+    assert heard.asked.startswith("To confirm") and heard.digits[0].value == "4944-29875"
+
+
+@pytest.mark.parametrize(
+    ("text", "digits"),
+    [
+        ("To confirm, account for 9, 4, 4, dash, 2, 9, 8, 7, 5. Is that right?", "4944-29875"),
+        ("And that's 4, 2, for, 2. Is that right?", "4242"),
+        ("The card ending oh, 0, 2, 7.", "0027"),
+    ],
+)
+def test_paced_digits_heard_as_words_that_sound_like_them(text: str, digits: str) -> None:
+    heard = listen(text)
+    assert [m.value for m in heard.digits] == [digits]
+    assert heard.digits[0].text == text[heard.digits[0].start : heard.digits[0].end]
+
+
+@pytest.mark.parametrize(
+    "text", ["I can set that up for 10 months.", "Thanks for 2 payments, to 3 accounts."]
+)
+def test_for_and_to_are_words_outside_a_paced_code(text: str) -> None:
+    assert listen(text).digits == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "digits"),
+    [
+        ("to confirm count 9 to 9 7 dash 6 1 8 1 9 name", "9297-61819"),
+        ("a count 4, 9, 4, 4, Dash, Free, 9, 8, 7, 5. Name", "4944-39875"),
+    ],
+)
+def test_digit_sounds_inside_an_unpaced_run(text: str, digits: str) -> None:
+    assert [m.value for m in listen(text).digits] == [digits]
+
+
+def test_a_range_of_two_numbers_is_not_a_code() -> None:
+    assert listen("It takes 2 to 3 business days.").digits == ()

@@ -424,9 +424,12 @@ def clauses(text: str) -> tuple[Clause, ...]:
     the question "which card would you like to use?".
     """
     out: list[Clause] = []
-    for start, end in _sentence_spans(text):
+    spans = _sentence_spans(text)
+    for start, end in spans:
         sentence = text[start:end]
         kind, offset = _asking_part(sentence)
+        if kind is None and (start, end) == spans[-1] and _reads_back(sentence):
+            kind = "question"  # "Just to confirm, 10 more days." ends the turn: a check
         if kind is None:
             out.append(_clause(text, start, end, "statement", start))
             continue
@@ -480,7 +483,68 @@ def _asking_part(sentence: str) -> tuple[Literal["question", "request"] | None, 
         return "question", 0  # a statement said as a question: "That's account 4417-90781?"
     if _REQUEST.search(sentence):
         return "request", 0
-    return None, 0
+    return _asking_by_content(sentence), 0
+
+
+# A read-back put as a statement: "Just to confirm, 10 more days." (its "?" not heard).
+_READBACK_LEAD = re.compile(
+    r"^\W*(?:(?:so|and|okay|ok|alright|great|thanks|thank you)\W+)*(?:just\s+)?"
+    r"(?:to confirm|confirming|so that'?s|and that'?s|that'?s)\b",
+    re.IGNORECASE,
+)
+# Words that make a sentence naming identity items tell rather than ask: "Your postal code
+# is on file", "That account number doesn't match", "I have your name as ...".
+_TELLS = _rx(
+    r"is",
+    r"are",
+    r"was",
+    r"were",
+    r"has",
+    r"have",
+    r"had",
+    r"matche[sd]",
+    r"match",
+    r"found",
+    r"verified",
+    r"shows?",
+    r"says?",
+    r"ends?",
+    r"ending",
+)
+
+
+def _reads_back(sentence: str) -> bool:
+    """A read-back's lead-in before the values it reads back ("To confirm, account ...")."""
+    return bool(_READBACK_LEAD.match(sentence)) and any(
+        found(sentence) for found in (find_digit_strings, find_money, find_dates, find_counts)
+    )
+
+
+def _asking_by_content(sentence: str) -> Literal["question", "request"] | None:
+    """What an unmarked sentence asks by its words alone.
+
+    A recogniser drops the "?" of many questions and the commas inside them; a person
+    still hears "And one of last four of a card on file your postal code or last bill
+    amount" as the second-factor ask, and "Just to confirm 10 more days" as a check.
+    Two shapes count: a bare question word with a few words after it ("Which one", a
+    question); and a phrase that names identity items the caller is to give, with no
+    verb that tells something about them and no value in it (a request). (A read-back
+    that ends the turn is the third, ``clauses`` takes it: "Just to confirm, 10 more
+    days.")
+    """
+    lower = sentence.lower()
+    lead = _LEAD.match(sentence)
+    core = sentence[lead.end() if lead else 0 :].strip(" .!;")
+    if _WH_START.match(core) and len(core.split()) <= 4 and not _TELLS.search(core):
+        return "question"  # "Which one", "What date": too short to be anything but a question
+    identity, second = _identity(lower)
+    if not (identity or second):
+        return None
+    if _TELLS.search(lower) or VERIFIED.search(lower) or VERIFY_FAILED.search(lower):
+        return None
+    if find_digit_strings(sentence) or find_money(sentence) or find_email(sentence):
+        return None
+    return "request"
 
 
 def _clause(text: str, start: int, end: int, kind: ClauseKind, sentence_start: int) -> Clause:
@@ -715,9 +779,51 @@ class Heard:
         )
 
 
+# Digits read one at a time ("four, nine, four, four"): a recogniser writes some as words
+# they sound like ("for, 9, 4, 4", "9 to 9 7", "dash, free, 9") when a digit stands next to them.
+_DIGIT_SOUNDS = {
+    "for": "4",
+    "to": "2",
+    "too": "2",
+    "free": "3",
+    "tree": "3",
+    "ate": "8",
+    "oh": "0",
+    "won": "1",
+}
+_RUN_TOKEN = re.compile(
+    r"\b(?:\d|dash|for|to|too|free|tree|ate|oh|won)\b(?:(?:[,\s]+|[,\s]*-[,\s]*)"
+    r"(?:\d|dash|for|to|too|free|tree|ate|oh|won)\b)+",
+    re.IGNORECASE,
+)
+_SOUND_WORD = re.compile(r"\b(for|to|too|free|tree|ate|oh|won)\b", re.IGNORECASE)
+
+
+def _as_digits(text: str) -> str:
+    """``text`` with words that sound like digits inside a run of single digits written as
+    those digits, padded to the same length (positions in it are positions in ``text``).
+
+    A run counts when it holds at least three real digits: "9 to 9 7" and "for 9, 4, 4"
+    are codes, "2 to 3 business days" is not."""
+
+    def digit(match: re.Match[str]) -> str:
+        word = match.group(1)
+        return _DIGIT_SOUNDS[word.lower()].ljust(len(word))
+
+    def run(match: re.Match[str]) -> str:
+        words = match.group()
+        if len(re.findall(r"\d", words)) < 3:
+            return words
+        return _SOUND_WORD.sub(digit, words)
+
+    return _RUN_TOKEN.sub(run, text)
+
+
 def listen(text: str) -> Heard:
     parts = clauses(text)
-    all_digits = find_digit_strings(text)
+    all_digits = [
+        replace(m, text=text[m.start : m.end]) for m in find_digit_strings(_as_digits(text))
+    ]
     values = _Values(
         money=_whole(find_money(text), text),
         digits=_whole(all_digits, text),
@@ -734,7 +840,9 @@ def listen(text: str) -> Heard:
     asks = [a for a in _ASK_ORDER if any(a in q.identity for q in asking)]
     factor_named = any(a in asks for a in ("card_last4", "postal_code", "last_bill_amount"))
     # A statement that reads a value back ("I have your number as ...") asks for a check too.
-    told_readback = bool(READBACK.search(told_lower)) and (values.any or bool(cut_digits))
+    told_readback = bool(READBACK.search(told_lower)) and (
+        values.any or bool(cut_digits) or bool(find_counts(told))
+    )
     return Heard(
         text=text,
         is_question=focus is not None,
