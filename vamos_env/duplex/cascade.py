@@ -18,6 +18,7 @@ have been spoken.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,9 +42,42 @@ DECISION_S = 0.3
 _WORDLESS = set(" .,?!-'\"")
 
 
+_DIGIT_WORDS = [
+    "zero",
+    "oh",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+]
+_DIGIT = rf"(?:\d|{'|'.join(_DIGIT_WORDS)})"
+_DIGIT_RUN = re.compile(
+    rf"\b{_DIGIT}(?:[ ,]+(?:dash[ ,]+)?{_DIGIT}){{2,}}\b(?![.,]\d)", re.IGNORECASE
+)
+_NAMES = dict(zip("0123456789", [w for w in _DIGIT_WORDS if w != "oh"], strict=True))
+
+
+def paced_digits(text: str) -> str:
+    """Codes read one digit at a time with a pause after each, as an agent reads an account
+    number back over the phone: "five eight two two dash one" becomes "five, eight, two,
+    two, dash, one". Piper runs plain digit words together, and a recogniser then merges
+    repeated digits ("five eight two two" heard as "582") or hears "four" as "for"."""
+
+    def pace(match: re.Match[str]) -> str:
+        words = re.split(r"[ ,]+", match.group())
+        return ", ".join(_NAMES.get(w, w) for w in words)
+
+    return _DIGIT_RUN.sub(pace, text)
+
+
 def agent_voice_synthesizer(voice: engines.Voice = AGENT_VOICE) -> Synthesize:
     def say(text: str) -> Audio:
-        speech = engines.synthesize(spoken_form(text), voice)
+        speech = engines.synthesize(paced_digits(spoken_form(text)), voice)
         return speech * (REFERENCE_RMS / max(active_rms(speech), 1e-9))
 
     return say

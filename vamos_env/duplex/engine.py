@@ -213,7 +213,9 @@ class DuplexCall:
         self.agent_stretches: list[tuple[int, int]] = []  # the caller's detector over the agent
         self._recognised: dict[tuple[int, int], str] = {}
         self._speaking: _Speech | None = None
-        self._unanswered: list[tuple[int, int]] = []
+        # Agent speech the caller heard and has not answered: (start, end, whether the
+        # agent had finished it, i.e. stopped on its own rather than being talked over).
+        self._unanswered: list[tuple[int, int, bool]] = []
         self._deaf_until = 0
         self._reply_due: int | None = round(taking.opens_after_s * RATE)
         self._opened = False
@@ -370,7 +372,7 @@ class DuplexCall:
             and now - max(start, self._deaf_until) >= taking.cut_in_after_s * RATE
         ):
             self._cut_in_at = start
-            self._unanswered.append((max(start, self._deaf_until), now))
+            self._unanswered.append((max(start, self._deaf_until), now, False))
             self._event("caller_cut_in")
             self._reply()
             return
@@ -402,7 +404,7 @@ class DuplexCall:
         self._quiet_since = event.at
         begin = max(event.start, self._deaf_until)
         if event.end - begin >= MIN_HEARD_S * RATE and self._speaking is None:
-            self._unanswered.append((begin, event.end))
+            self._unanswered.append((begin, event.end, True))
         if self._unanswered and self._speaking is None and self._opened:
             self._reply_due = event.at + round(self.taking.reply_gap_s * RATE)
 
@@ -435,8 +437,8 @@ class DuplexCall:
 
     def _heard_text(self) -> str:
         texts = [
-            self._words(a, b)
-            for start, end in self._unanswered
+            _finished(self._words(a, b)) if finished else self._words(a, b)
+            for start, end, finished in self._unanswered
             for a, b in self._pieces(start, end)
         ]
         self._unanswered = []
@@ -547,6 +549,19 @@ class DuplexCall:
             "caller_segments": [[round(a, 3), round(b, 3)] for a, b in self.caller_segments],
             "agent_segments": [[round(a, 3), round(b, 3)] for a, b in self.agent_segments()],
         }
+
+
+def _finished(text: str) -> str:
+    """Words the agent finished saying, closed as finished speech.
+
+    The caller heard the agent stop on its own (its detector's stop, nobody talking
+    over it), as a person hears a sentence end. A recogniser often leaves the last
+    sentence open ("... the card ending 4444"), and the caller's listening takes open
+    text for speech that was cut off, whose last value may be incomplete."""
+    stripped = text.rstrip(" ,;:-")
+    if not stripped or stripped.endswith((".", "?", "!")):
+        return text
+    return stripped + "."
 
 
 def tool_observation(results: list[dict[str, Any]]) -> str:
