@@ -244,3 +244,24 @@ def test_digit_sounds_inside_an_unpaced_run(text: str, digits: str) -> None:
 
 def test_a_range_of_two_numbers_is_not_a_code() -> None:
     assert listen("It takes 2 to 3 business days.").digits == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("To confirm: account 4944-29875, name Kwame Novak. Is that right?", ("kwame", "novak")),
+        ("to confirm the count 9 2 9 7 name queen novick is that right", ("queen", "novick")),
+        ("Name Rosa O'Malley. Is that right?", ("rosa", "o'malley")),
+        ("I have the name on the account as Dana Whitman, correct?", ("dana", "whitman")),
+        ("Your account number and full name, please?", None),
+        ("What is the name on the account?", None),
+        ("Sorry, could you give me your full name again?", None),
+    ],
+)
+def test_the_name_read_back_does_not_depend_on_capitals(
+    text: str, name: tuple[str, ...] | None
+) -> None:
+    from vamos_env.callers.listening import read_back_name
+
+    assert read_back_name(text) == name
+    assert read_back_name(text.lower()) == name

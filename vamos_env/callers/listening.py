@@ -911,6 +911,32 @@ def _whole(mentions: list[Mention[T]], text: str) -> tuple[Mention[T], ...]:
     return tuple(m for m in mentions if not _CUT_TAIL.fullmatch(text[m.end :]))
 
 
+_NAME_LEAD = re.compile(
+    r"\bname(?:\s+on\s+(?:the|your)\s+account)?(?:\s+(?:is|as))?\s*[:,]?\s+", re.IGNORECASE
+)
+_NAME_STOP = re.compile(
+    r"[.,;:?!]|\s(?:is that|is it|does that|did i|right|correct|and|on the account)\b",
+    re.IGNORECASE,
+)
+
+
+def read_back_name(text: str) -> tuple[str, ...] | None:
+    """The words an agent read back as the caller's name ("..., name Kwame Novak. Is that
+    right?"), lower-cased, or None when it read none back.
+
+    Taken from the words after "name" up to the next punctuation or the question that
+    follows, not from capitals: a recogniser writes a read-back as "name queen novick is
+    that right" as often as "Name Queen Novick. Is that right?". A caller compares these
+    words with its own name; "Your full name, please" reads nothing back."""
+    for lead in _NAME_LEAD.finditer(text):
+        rest = text[lead.end() :]
+        stop = _NAME_STOP.search(rest)
+        words = re.findall(r"[\w'-]+", rest[: stop.start()] if stop else rest)
+        if words and words[0].lower() not in {"please", "again", "for", "of", "and", "the", "on"}:
+            return tuple(w.lower() for w in words[:5])
+    return None
+
+
 def topic_of(text: str, mention: Mention[int], since: int = 0) -> str | None:
     """The topic a money mention is about, from the words just around it (nearest wins).
 
