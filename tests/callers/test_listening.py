@@ -265,3 +265,10 @@ def test_the_name_read_back_does_not_depend_on_capitals(
 
     assert read_back_name(text) == name
     assert read_back_name(text.lower()) == name
+
+
+def test_eight_heard_as_a_letter_inside_a_code() -> None:
+    assert [
+        m.value.replace("-", "") for m in listen("And that's 1-A-1-0-4. Is that right?").digits
+    ] == ["18104"]
+    assert [m.value for m in listen("The card ending in a 4 4 4 4.").digits] == ["4444"]

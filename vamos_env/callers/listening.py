@@ -790,13 +790,14 @@ _DIGIT_SOUNDS = {
     "ate": "8",
     "oh": "0",
     "won": "1",
+    "a": "8",  # "eight," alone: "1-A-1-0-4"
 }
 _RUN_TOKEN = re.compile(
-    r"\b(?:\d|dash|for|to|too|free|tree|ate|oh|won)\b(?:(?:[,\s]+|[,\s]*-[,\s]*)"
-    r"(?:\d|dash|for|to|too|free|tree|ate|oh|won)\b)+",
+    r"\b(?:\d|dash|for|to|too|free|tree|ate|oh|won|a)\b(?:(?:[,\s]+|[,\s]*-[,\s]*)"
+    r"(?:\d|dash|for|to|too|free|tree|ate|oh|won|a)\b)+",
     re.IGNORECASE,
 )
-_SOUND_WORD = re.compile(r"\b(for|to|too|free|tree|ate|oh|won)\b", re.IGNORECASE)
+_SOUND_WORD = re.compile(r"\b(for|to|too|free|tree|ate|oh|won|a)\b", re.IGNORECASE)
 
 
 def _as_digits(text: str) -> str:
@@ -814,7 +815,9 @@ def _as_digits(text: str) -> str:
         words = match.group()
         if len(re.findall(r"\d", words)) < 3:
             return words
-        return _SOUND_WORD.sub(digit, words)
+        lead = re.match(r"a\b[,\s-]*", words, re.IGNORECASE)  # "a 4, 4": the article
+        cut = lead.end() if lead else 0
+        return words[:cut] + _SOUND_WORD.sub(digit, words[cut:])
 
     return _RUN_TOKEN.sub(run, text)
 
