@@ -144,3 +144,29 @@ def test_windows_open_after_another_checks_evidence() -> None:
 def test_the_transcript_must_be_the_tasks() -> None:
     with pytest.raises(ValueError, match="expected 't'"):
         grade(_task([]), Transcript(task_id="other"), LedgerDiff())
+
+
+def test_a_figure_broken_off_by_a_cut_states_nothing() -> None:
+    balance = _check(id="balance", topic_phrases=["balance"], value=65995, value_type="money")
+    task = _task([balance])
+    said = (
+        "Your balance shows four hundred thirty-seven dollars and ninety-seven cents past "
+        "due. Your total open balance is six hundred fifty-nine dollars and ninety-five cents."
+    )
+
+    def call(heard: str) -> Transcript:
+        return _transcript(
+            Turn(index=0, speaker="caller", text="How much do I owe?"),
+            Turn(index=1, speaker="agent", text=said, heard=heard, cut=True),
+            Turn(index=2, speaker="caller", text="Sorry, you cut out there."),
+            Turn(index=3, speaker="agent", text=said),
+        )
+
+    # Cut on "...and ninety-seven": the caller cannot know how the figure went on.
+    broken = call("Your balance shows four hundred thirty-seven dollars and ninety-seven")
+    [result] = CodeVerifier().judge(task, Timeline.of(broken))
+    assert result.passed is True, result.reason
+    # A figure heard whole before the cut is a figure the caller heard, right or wrong.
+    whole = call("Your balance shows four hundred thirty-seven dollars and ninety-seven cents")
+    [result] = CodeVerifier().judge(task, Timeline.of(whole))
+    assert result.passed is False and "cannot tell which" in result.reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vamos_env.speech import find_money, money
+from vamos_env.speech import find_money, money, without_unfinished_figure
 
 # (what was heard, the amount in cents). Each must yield exactly this one amount.
 SPOKEN_MONEY = [
@@ -188,3 +188,24 @@ def test_short_style_needs_money_context_but_words_style_does_not() -> None:
 
 def test_more_than_two_decimals_is_not_an_amount() -> None:
     assert find_money("$65.525") == []
+
+
+@pytest.mark.parametrize(
+    ("heard", "kept"),
+    [
+        ("Your payment of two hundred", "Your payment of"),
+        ("It shows four hundred thirty-seven dollars and ninety-seven", "It shows"),
+        ("It stays due September", "It stays due"),
+        ("account four four seven nine dash nine", "account"),
+        ("The total is sixty-seven cents", "The total is sixty-seven cents"),
+        ("Your new due date is September thirtieth", "Your new due date is September thirtieth"),
+        ("It was paid on the 10th", "It was paid on the 10th"),
+        (
+            "It can run from 2 to 36 monthly payments, so",
+            "It can run from 2 to 36 monthly payments, so",
+        ),
+        ("Thanks.", "Thanks."),
+    ],
+)
+def test_a_cut_drops_only_the_figure_it_broke_off(heard: str, kept: str) -> None:
+    assert without_unfinished_figure(heard) == kept

@@ -34,7 +34,8 @@ polarity. On top of those, the check semantics of ``envs/energy/tasks/schema.py`
 What an agent says about a request counts from the caller turn that raises it to the turn
 that raises the next request (``Timeline.request_bounds``), inside the check's own window.
 What the agent said is its turn's ``text``; for a turn cut by a barge-in, only the part
-the caller heard (``heard``) counts.
+the caller heard (``heard``) counts, less a figure the cut broke off ("...of two
+hundred"), which the caller cannot complete and so states nothing.
 
 What this verifier cannot judge is reported with ``passed=None`` and a reason, never
 passed silently: a ``say`` check with neither a value nor topic phrases; a date said
@@ -92,9 +93,13 @@ class CheckVerifier(Protocol):
 
 
 def spoken(turn: Turn) -> str:
-    """What the agent actually said in a turn: all of it, or what was heard before a cut."""
+    """What the agent actually said in a turn: all of it, or what was heard before a cut.
+
+    A figure the cut broke off ("Your payment of two hundred") is not part of it: the
+    caller cannot know how it went on, so it states nothing, right or wrong.
+    """
     if turn.cut and turn.heard is not None:
-        return turn.heard
+        return speech.without_unfinished_figure(turn.heard)
     return turn.text
 
 

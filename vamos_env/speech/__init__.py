@@ -29,6 +29,7 @@ from vamos_env.speech.parse import (
     find_numbers,
     find_rates,
     mentions_near,
+    without_unfinished_figure,
 )
 from vamos_env.speech.render import (
     characters,
@@ -71,5 +72,6 @@ __all__ = [
     "normalise",
     "number",
     "ordinal",
+    "without_unfinished_figure",
     "year_spoken",
 ]

@@ -100,7 +100,13 @@ from vamos_env.speech.vocabulary import (
     COUNT_MODIFIERS,
     DIGIT_WORDS,
     EMAIL_STOP_WORDS,
+    HEARD_TENS,
+    MONTH_NUMBERS,
+    ORDINAL_TO_CARDINAL,
+    SCALES,
+    TEENS,
     UNIT_WORDS,
+    UNITS,
 )
 
 __all__ = [
@@ -118,6 +124,7 @@ __all__ = [
     "find_numbers",
     "find_rates",
     "mentions_near",
+    "without_unfinished_figure",
 ]
 
 T = TypeVar("T")
@@ -448,3 +455,34 @@ def mentions_near(
                 out.append(said)
                 break
     return out
+
+
+# Words a spoken figure is made of (money, a number, a date, a code), and the words that
+# can only end one: a figure cut off on any other of its words may have gone on.
+_FIGURE_WORDS = frozenset(
+    {*UNITS, *TEENS, *HEARD_TENS, *SCALES, *DIGIT_WORDS, *MONTH_NUMBERS}
+    | {"hundred", "and", "oh", "point", "dollar", "dollars", "$", "dash", "minus", "dot"}
+    | {"double", "triple"}
+)
+_FIGURE_ENDS = frozenset({"cent", "cents", "percent", *ORDINAL_TO_CARDINAL})
+
+
+def without_unfinished_figure(text: str) -> str:
+    """What a listener takes from speech that was cut off: all but an unfinished figure.
+
+    A reply cut in the middle of a figure ("Your payment of two hundred", "due
+    September") leaves the listener a figure that may have gone on ("two hundred
+    eleven dollars and thirty-three cents", "September thirtieth"); it states nothing.
+    The trailing figure is dropped unless its last word can only end one (cents, an
+    ordinal day, percent): "...sixty-seven cents" and "September thirtieth" are whole.
+    """
+    tokens = [t for t in tokenize(text) if t.kind != "punct"]
+    start = None
+    for token in reversed(tokens):
+        if token.kind in ("num", "ordnum") or token.norm in _FIGURE_WORDS:
+            start = token.start
+            continue
+        break
+    if start is None or tokens[-1].kind == "ordnum" or tokens[-1].norm in _FIGURE_ENDS:
+        return text
+    return text[:start].rstrip()
