@@ -109,6 +109,39 @@ def test_corrects_wrong_read_backs(tasks) -> None:
     assert "15213" in postal.text
 
 
+def test_a_name_read_back_with_no_part_right_is_wrong(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    # A recogniser's "Dina Whitfeld" read back shares no part with Dana Whitfield.
+    reply = caller.hear("To confirm: account 4417-90781, name Dina Whitfeld. Is that right?")
+    assert "Dana Whitfield" in reply.text and acts(caller)[-1] == "readback_wrong"
+    right = caller.hear("To confirm: account 4417-90781, name Dana Whitfield. Is that right?")
+    assert acts(caller)[-1] == "readback_right" and "yes" in right.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("task_id", "question", "answer"),
+    [
+        ("t-arrangement-paperless", "Over how many months should the arrangement run?", "6"),
+        ("t-arrangement-paperless", "Sure. How many monthly payments would you like?", "6"),
+        ("t-quote-promise", "Would you like that over how many months?", "6"),
+    ],
+)
+def test_tells_the_count_its_request_named_when_asked(tasks, task_id, question, answer) -> None:
+    caller = ScriptedCaller(tasks[task_id], rng=0)
+    verify(caller)
+    reply = caller.hear(question)
+    assert answer in reply.text and "month" in reply.text
+    assert acts(caller)[-1] == "private_fact"
+
+
+def test_a_count_it_never_named_is_not_invented(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    verify(caller)
+    reply = caller.hear("Over how many months should the arrangement run?")
+    assert acts(caller)[-1] != "private_fact" and "month" not in reply.text.lower()
+
+
 def test_agrees_only_to_the_right_amount_and_card(tasks, answer_key_agent, converse) -> None:
     task = tasks["t-balance-pay"]
     agent = answer_key_agent(task, wrong="amount")

@@ -122,6 +122,11 @@ _PROGRESS_ACTS = frozenset(
 )  # fmt: skip
 # Capitalised words that sit next to a name without being part of it.
 _NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
+# The capitalised words after "name" in a read-back ("name Dana Whitman. Is that right?").
+_NAME_SAID = re.compile(
+    r"\bname(?:\s+(?:is|as|of))?,?\s+((?:(?:[A-Z][\w'-]*|(?:van|von|der|den|de|di|da|del"
+    r"|della|la|le|du|bin|al)\b)\s*){1,6})"
+)
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -453,6 +458,12 @@ class ScriptedCaller:
                         return True, False
         if 0 < present < len(parts) and re.search(r"\bname\b", text, re.IGNORECASE):
             return True, False
+        # "name Vactor Morie Colosky", "name Dana Dana Whitfield": the words read back as the
+        # name are the name, each part once and in order, or they are wrong.
+        for said in _NAME_SAID.findall(text):
+            words = [w.lower() for w in said.split() if w not in _NOT_NAMES]
+            if words and words != [p.lower() for p in parts]:
+                return True, False
         return False, present == len(parts)
 
     def _identity(self) -> str:
@@ -639,6 +650,8 @@ class ScriptedCaller:
         pending = len(state.agreed) < len(request.consent)
         if pending and question.offer and self._about_action(request, question):
             return True
+        if _own_count_asked(request, question.text) is not None:
+            return True
         return self._private_fact(question) is not None
 
     def _question(self, heard: Heard, prefix: str, *, answered: bool) -> Utterance | None:
@@ -689,6 +702,9 @@ class ScriptedCaller:
                     # Offered another card than the one it means to use: it says which one.
                     objection = f"{objection} {wanted.say}"
                 return self._utter("object", prefix=prefix, text=objection)
+        own = _own_count_asked(request, asked.text)
+        if own is not None:  # "Would you like it over how many months?" asks, not offers
+            return self._utter("private_fact", prefix=prefix, say=own[0], value=own[1])
         fact = self._private_fact(asked) if heard.focus is not None else None
         if not heard.offer:
             if fact is not None:
@@ -945,6 +961,29 @@ def _said(
     if turn:
         return list(turn)
     return [m for mentions in earlier for m in mentions]
+
+
+# "Over how many months?", "How many more days do you need?": the agent asks for a count
+# this request names (the caller asked for it, so it knows it).
+_HOW_MANY = re.compile(
+    r"\bhow many (?:more )?(?:(?P<term>months|monthly payments|payments|instal+ments)|"
+    r"(?P<days>days|extra days))\b",
+    re.IGNORECASE,
+)
+
+
+def _own_count_asked(request: CallerRequest, text: str) -> tuple[str, str] | None:
+    """The caller's answer (words, value) when the agent asks for the term or the days
+    this request asks for, else None."""
+    match = _HOW_MANY.search(text)
+    if match is None:
+        return None
+    term, days = request.details.get("installments"), request.details.get("days")
+    if match.group("term") and isinstance(term, int):
+        return f"Over {term} months.", f"{term} months"
+    if match.group("days") and isinstance(days, int):
+        return f"{days} more days, please.", f"{days} days"
+    return None
 
 
 def _readback_key(question: Question) -> str:
