@@ -45,6 +45,7 @@ from vamos_env.speech import (
     find_dates,
     find_digit_strings,
     find_money,
+    find_numbers,
     render,
 )
 
@@ -361,7 +362,18 @@ def find_name(text: str) -> str | None:
         if ends:
             close()
     close()
+    best = _without_repeats(best)
     return " ".join(best) if len(best) >= 2 else None
+
+
+def _without_repeats(words: list[str]) -> list[str]:
+    """A name with a stretch said twice over once ("Brianna Grace Brianna Grace Hartman":
+    a recogniser's repetition loop is not a longer name)."""
+    for size in range(len(words) // 2, 0, -1):
+        for i in range(len(words) - 2 * size + 1):
+            if words[i : i + size] == words[i + size : i + 2 * size]:
+                return _without_repeats(words[: i + size] + words[i + 2 * size :])
+    return words
 
 
 @dataclass
@@ -815,8 +827,10 @@ class ReferenceAgent:
                 identity.disputed.add("number")
                 identity.reject(number)
             elif heard_name:
+                # A name correction says the number before it was right: it stands.
                 identity.disputed.add("name")
                 identity.reject(name)
+                identity.confirm("number")
         return False
 
     def _read_back_factor(self) -> Script[bool]:
@@ -1188,12 +1202,24 @@ class ReferenceAgent:
         account = yield from self._tool("get_account")
         term = request.installments or int(account.get("max_installments") or 6)
         quote = yield from self._tool("quote_payment_arrangement", installments=term)
-        kind = quote.get("kind")
-        if kind == "quote" and request.installments is not None:
+        kind, quoted = quote.get("kind"), term
+        named = request.installments is not None
+        if kind == "quote" and not named:
+            # No term heard (a garbled "over 3 minths"): ask for it rather than quote a plan
+            # the caller never asked for.
+            asked = yield from self._ask_count(
+                "Over how many months should the arrangement run?",
+                ("months", "payments"),
+            )
+            if asked is not None:
+                term, named = asked, True
+        # A term out of the account's range may be a misheard one ("37" for "36"): it is
+        # read back before it is refused, as before it is quoted.
+        out_of_range = quote.get("reason") in ("too_many_installments", "too_few_installments")
+        if named and (kind == "quote" or out_of_range):
             # The term the caller named is read back before any figure is quoted on it.
-            confirmed = yield from self._confirm_term(term)
-            if confirmed != term:
-                term = confirmed
+            term = yield from self._confirm_term(term)
+            if term != quoted:
                 quote = yield from self._tool("quote_payment_arrangement", installments=term)
                 kind = quote.get("kind")
         if kind == "quote":
@@ -1226,6 +1252,17 @@ class ReferenceAgent:
         else:
             words = f"Unfortunately I can't set that up. {_spoken(str(quote.get('say') or ''))}"
         return (yield from self._say(words.strip()))
+
+    def _ask_count(self, question: str, units: tuple[str, ...]) -> Script[int | None]:
+        """Ask for a count the caller's request named but the line lost; None when two
+        answers carry no number. A bare number counts ("Over 3 minths": the unit garbled)."""
+        for _ in range(2):
+            reply = yield from self._say(question)
+            counts = [c.value.n for c in find_counts(reply) if c.value.unit in units]
+            numbers = counts or [m.value for m in find_numbers(reply) if 0 < m.value < 100]
+            if numbers:
+                return numbers[0]
+        return None
 
     def _confirm_term(self, term: int) -> Script[int]:
         """Read back the months the caller asked for until it says yes; the term it gave."""
@@ -1440,9 +1477,13 @@ class ReferenceAgent:
         bill = self._bill_in(bills, request.months[0] if request.months else None)
         if bill is None:
             return (yield from self._say("I can't find that bill on your account."))
-        days = request.days or 15
-        if request.days is not None:  # the days the caller named are read back first
+        days = request.days
+        if days is None:  # none heard: asked for, not assumed
+            days = yield from self._ask_count("How many more days do you need?", ("days",))
+        if days is not None:  # the days the caller named are read back first
             days = yield from self._confirm_count(days, "{n} more days", ("days",))
+        else:
+            days = 15
         result = yield from self._tool(
             "request_due_date_extension", bill_id=bill["bill_id"], days=days
         )

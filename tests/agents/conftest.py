@@ -87,9 +87,11 @@ def play(
     seed: int = 0,
     info: dict[str, Any] | None = None,
     session: type[CallSession] = CallSession,
+    channel: TextChannel | None = None,
 ) -> Played:
     """One call of ``agent`` on ``task``; ``info`` overrides entries of the reset info,
-    ``session`` replaces the tool session (a fake that injects service failures)."""
+    ``session`` replaces the tool session (a fake that injects service failures),
+    ``channel`` the line (a fake that mishears given words)."""
     snapshot = default_snapshot()
     baseline = snapshot.clone()
     twins = snapshot.clone()
@@ -97,7 +99,8 @@ def play(
     try:
         caller = ScriptedCaller(task, persona, rng=seed)
         # The agents' logic, not the recogniser: no recogniser ("ideal"), the clean room.
-        channel = TextChannel("clean", np.random.default_rng(seed), recogniser="ideal")
+        if channel is None:
+            channel = TextChannel("clean", np.random.default_rng(seed), recogniser="ideal")
         episode = Episode(task.task_id, session(clients), caller, channel, max_agent_turns=80)
         info = {**reset_info(task, persona), **(info or {})}
         agent.reset(info)

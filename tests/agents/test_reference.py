@@ -15,9 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from vamos_env.agents.reference import ReferenceAgent, find_name, reply_kind, understand
+from vamos_env.channel.text import TextChannel
 from vamos_env.envs.energy.session import CallSession
 from vamos_env.envs.energy.tasks.schema import Task, load_task_set
 from vamos_env.grading import CodeVerifier, Timeline
@@ -138,6 +140,52 @@ def test_a_read_that_keeps_failing_is_reported_not_guessed(
     assert any("isn't answering" in text for text in said), played.describe()
     assert not any("past due" in text or "balance is" in text for text in said)
     assert "r0_past_due" in played.failing()["requirements"]
+
+
+# --- a line that mishears ----------------------------------------------------------------
+
+
+class Mishears(TextChannel):
+    """A perfect line but for the words ``said``: each time, they are heard as ``as_``."""
+
+    def __init__(self, said: str, as_: str) -> None:
+        super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
+        self.said, self.as_ = said, as_
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        return super().to_agent(caller_text.replace(self.said, self.as_))
+
+
+def _arrangement_task(exam: tuple[Task, ...], kind: str, term: int) -> Task:
+    return next(
+        t
+        for t in exam
+        if any(r.kind == kind and r.details.get("installments") == term for r in t.requests)
+    )
+
+
+def test_a_term_lost_on_the_line_is_asked_for_not_assumed(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    task = _arrangement_task(exam, "create_arrangement", 3)
+    played = play_call(task, ReferenceAgent(), channel=Mishears("over 3 months", "over 3 minths"))
+    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    assert any("how many months" in text for text in said), played.describe()
+    quotes = [t.tool_call.arguments for t in played.episode.transcript.turns if t.tool_call
+              and t.tool_call.name == "quote_payment_arrangement"]  # fmt: skip
+    assert quotes[-1] == {"installments": 3}
+    assert_solved(played)
+
+
+def test_a_term_out_of_range_is_read_back_before_it_is_refused(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    task = _arrangement_task(exam, "create_arrangement", 36)
+    played = play_call(task, ReferenceAgent(), channel=Mishears("over 36 months", "over 37 months"))
+    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    assert "Just to confirm: over 37 months?" in said, played.describe()
+    assert not any("can't set one up over 37" in text for text in said)
+    assert_solved(played)
 
 
 # --- understanding the caller ---------------------------------------------------------------
