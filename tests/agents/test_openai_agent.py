@@ -198,7 +198,11 @@ def test_async_calls_wait_on_the_model_together() -> None:
 
     sequential = len(requests) * 0.25
     assert len(requests) == 6 * len(SCRIPT)
-    assert elapsed < sequential / 2, f"{elapsed:.2f}s for {sequential:.2f}s of model time"
+    # Waiting together, not in turn: the six calls' requests overlapped at the server (a
+    # count, not a clock, so a loaded machine cannot fail it), and the run took less than
+    # the model time of the requests one after another.
+    assert server.most_at_once >= 3, f"at most {server.most_at_once} requests at once"
+    assert elapsed < sequential, f"{elapsed:.2f}s for {sequential:.2f}s of model time"
     for info, agent in played:
         assert info["end_reason"] in ("end_call", "hang_up")
         assert agent.usage.requests == len(SCRIPT)

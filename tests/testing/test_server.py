@@ -31,7 +31,8 @@ def test_two_hundred_requests_in_flight_with_a_one_second_delay() -> None:
         said = asyncio.run(burst(server))
         elapsed = time.perf_counter() - started
     assert said == ["ok"] * 200 and len(server.requests) == 200
-    assert 1.0 <= elapsed < 4.0, f"200 requests took {elapsed:.2f}s"
+    assert server.most_at_once >= 100, f"only {server.most_at_once} requests in flight at once"
+    assert 1.0 <= elapsed < 20.0, f"200 requests took {elapsed:.2f}s"
 
 
 def test_a_reply_can_carry_its_own_delay() -> None:

@@ -126,6 +126,10 @@ class FakeVendorServer:
         elif replies is not None:
             self._queue.extend(replies)
         self._lock = threading.Lock()
+        # Replies being thought about right now, and the most there were at once: how many
+        # requests the client had waiting together (a load-proof measure of concurrency).
+        self._thinking = 0
+        self.most_at_once = 0
         self._httpd = _LoopbackHTTPServer((host, port), _handler_for(self))
         self._thread: threading.Thread | None = None
 
@@ -154,8 +158,15 @@ class FakeVendorServer:
         """The model's thinking time; sleeps outside every lock so requests overlap."""
         delay = reply.delay_s if isinstance(reply, Reply) and reply.delay_s is not None else None
         seconds = self.delay_s if delay is None else delay
-        if seconds > 0:
-            time.sleep(seconds)
+        with self._lock:
+            self._thinking += 1
+            self.most_at_once = max(self.most_at_once, self._thinking)
+        try:
+            if seconds > 0:
+                time.sleep(seconds)
+        finally:
+            with self._lock:
+                self._thinking -= 1
 
     def model_requests(self) -> list[RecordedRequest]:
         """The requests that reached the model route (subclasses say which those are)."""
