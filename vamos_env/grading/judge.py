@@ -412,6 +412,21 @@ words. Reply with one JSON object.\
 """
 
 
+def reply_shape(rubric: Rubric) -> str:
+    """The reply spelled out entry by entry, each dimension named, in the rubric's order.
+
+    Without it a model under the strict schema does not know what an entry holds: a
+    grammar-constrained server (llama.cpp) let a 1.5B model write nothing but spaces after
+    ``{"scores": [`` until the reply's token limit (600 tokens of them, measured), which
+    without a limit runs to the end of the context.
+    """
+    entries = ", ".join(
+        f'{{"dimension": "{d.name}", "score": <0.0 to 1.0>, "reason": "<one sentence>"}}'
+        for d in rubric.dimensions
+    )
+    return f'Reply as {{"scores": [{entries}]}}.'
+
+
 class LLMJudge:
     """The rubric's dimensions scored by a model; ``usage`` holds tokens and cost."""
 
@@ -436,7 +451,7 @@ class LLMJudge:
         lines = "\n".join(turn_line(t) for t in transcript.turns)
         user = (
             f"Rubric dimensions:\n{dims}\n\nCaller persona: {persona or 'unspecified'}\n\n"
-            f'Transcript:\n{lines}\n\nReply as {{"scores": [one entry per dimension]}}.'
+            f"Transcript:\n{lines}\n\n{reply_shape(self.rubric)}"
         )
         reply = self.chat.ask(_JUDGE_SYSTEM, user, _JudgeReply, "rubric_scores")
         wanted = [d.name for d in self.rubric.dimensions]
