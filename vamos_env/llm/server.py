@@ -20,6 +20,8 @@ Decisions:
   the server's RAM prompt cache (``cache_ram_mib``) keeps more prefixes for later calls.
   A follow-up turn therefore costs only its new tokens, if the system prompt and tools are
   byte-identical from call to call (they are; see docs/llm.md).
+- **A reply's length is capped** (``max_reply_tokens``, 4,096): llama.cpp's default is no
+  limit but the context, which for a runaway reply is minutes of generation on a CPU.
 - **Chat template.** The GGUF's embedded template is used, corrected where it is known to
   mislead the model (``corrected_template``), or a file given with ``--chat-template``.
 """
@@ -89,6 +91,10 @@ class ServerSettings:
     context: int = 16384  # tokens per slot
     slots: int = 2
     cache_ram_mib: int = 2048
+    # The most tokens one reply may have, whatever the request asks (llama.cpp's n_predict):
+    # a reply that runs away (a small model under a grammar can write spaces until the
+    # context is full) ends here, cut, and the caller of the request sees it cut.
+    max_reply_tokens: int = 4096
     chat_template: str | None = None  # None: the embedded one, corrected if need be
     verbose: bool = False  # llama.cpp's log (every request, slot and timing) on stderr
 
@@ -156,6 +162,7 @@ class LocalServer:
         params.cpuparams.n_threads = settings.threads
         params.cpuparams_batch.n_threads = settings.threads
         params.cache_ram_mib = settings.cache_ram_mib
+        params.n_predict = settings.max_reply_tokens
         params.use_jinja = True
         if not settings.verbose:
             params.verbosity = -1  # below llama.cpp's info level: its per-request log is silenced
