@@ -241,7 +241,7 @@ TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("down_payment", _rx(r"down ?payment", r"deposit", r"up ?front")),
     ("first_installment", _rx(r"first (instal+ment|payment|month)")),
     ("monthly", _rx(r"monthly", r"(a|per|each) month", r"instal+ments?", r"per payment")),
-    ("past_due", _rx(r"past due", r"overdue", r"behind", r"arrears")),
+    ("past_due", _rx(r"pas(?:t|sed) due", r"overdue", r"behind", r"arrears")),
     ("outstanding", _rx(r"outstanding( balance)?", r"left (to pay|on)", r"still owe")),
     ("balance", _rx(r"balance", r"(you )?owe", r"amount due", r"total due")),
 )
