@@ -73,7 +73,7 @@ def test_values_as_spoken() -> None:
     ("text", "topic"),
     [
         ("Your past due amount is $47.59.", "past_due"),
-        ("your passed due amount is $47.59", "past_due"),  # as Whisper writes it
+        ("your passed due amount is $47.59.", "past_due"),  # as Whisper writes it
         ("The minimum past due for an arrangement is $50.00.", None),
         ("No down payment is needed, and it's $73.29 a month.", "monthly"),
         ("The first instalment is $73.34, then $73.29 a month.", "first_installment"),
