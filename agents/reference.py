@@ -758,9 +758,10 @@ class ReferenceAgent:
                     "Sorry, I didn't catch that. The card's last four, postal code or last bill?"
                 )
                 identity.hear_factor(reply)
-            if identity.second_factor and "." not in identity.second_factor:
-                # Digits are read back; a bill amount is not (said back in words, the
-                # grader's listener may take it for the bill's figures).
+            if identity.second_factor and ("." not in identity.second_factor or attempt):
+                # Digits are read back; a bill amount only once a check has failed with the
+                # number and name confirmed (said back in words, a listener may take it for
+                # one of the bill's figures, so it is not said unless it is in doubt).
                 yield from self._read_back_factor()
             if not identity.complete:
                 continue
@@ -804,8 +805,12 @@ class ReferenceAgent:
     def _read_back_identity(self) -> Script[bool]:
         """Read the account number and name back until the caller says they are right."""
         identity = self._state.identity
-        for _ in range(IDENTITY_READ_BACKS):
+        offered: set[tuple[str | None, str | None]] = set()
+        for attempt in range(2 * IDENTITY_READ_BACKS):
             number, name = identity.account_number, identity.name
+            if attempt >= IDENTITY_READ_BACKS and (number, name) in offered:
+                break  # past the budget, only a guess not yet read back is read back
+            offered.add((number, name))
             if number is None or name is None:
                 # Every hearing refused, or a correction not heard whole: ask for it again.
                 missing = "account number" if number is None else "full name"
@@ -840,7 +845,12 @@ class ReferenceAgent:
             factor = identity.second_factor
             if factor is None:
                 return False
-            reply = yield from self._say(f"And that's {self._digits(factor)}. Is that right?")
+            said = (
+                f"the last bill was {self._money(int(factor.replace('.', '')))}"
+                if "." in factor
+                else self._digits(factor)
+            )
+            reply = yield from self._say(f"And that's {said}. Is that right?")
             kind = reply_kind(reply)
             if kind == "yes":
                 identity.confirm("factor")
