@@ -8,7 +8,11 @@ still fails with the reason the call shows (how it ended, which assertion failed
 check that failed first).
 
 Run: .venv/bin/python benchmarks/rooms.py [--levels 25,10,5] [--recogniser whisper-tiny.en]
-     [--rooms clean,street,cafe,television] [--tasks N] [--failures 40]
+     [--rooms clean,street,cafe,television] [--tasks N] [--repeats 3] [--failures 40]
+     [--channel text|audio]
+
+``--channel audio`` plays the same calls with real speech (synthesis, the room mixed in,
+the detector, Whisper): the check that the text channel's model stands for the pipeline.
 """
 
 from __future__ import annotations
@@ -73,8 +77,14 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--failures", type=int, default=40, help="failing calls to list")
     parser.add_argument("--threshold", type=float, default=None, help="exit 1 below this at 25 dB")
+    parser.add_argument(
+        "--channel",
+        choices=("text", "audio"),
+        default="text",
+        help="text (the calibrated model, default) or audio (real speech; needs the extra)",
+    )
     args = parser.parse_args()
-    env = VamosEnergyEnv()
+    env = VamosEnergyEnv(channel=args.channel)
     task_ids = sorted(t.task_id for t in env.task_set.tasks)
     table = cast(task_ids, trial_id=DEFAULT_TRIAL, repeats=args.repeats)
     if args.tasks is not None:
@@ -86,7 +96,7 @@ def main() -> int:
     print(
         f"exam: {len(table)} calls per room ({len({r.task_id for r in table})} tasks x "
         f"{args.repeats} repeats, main-job casting, trial {DEFAULT_TRIAL!r}); reference solver; "
-        f"recogniser profile {args.recogniser!r}; voices: "
+        f"{args.channel} channel, recogniser profile {args.recogniser!r}; voices: "
         + ", ".join(f"{p} {v}" for p, v in sorted(parameters.personas.items()))
     )
     print(f"{'room':12} {'dB':>4} {'passed':>8} {'calm':>7} {'angry':>7} {'2 req':>7} "
