@@ -15,8 +15,10 @@ sample (``--calls 20 --seed 0``) and ``--smallest`` takes the shortest requests 
 ``--calls 0`` runs the whole set. Any OpenAI-compatible model works:
 ``--model gpt-4o-mini --base-url https://api.openai.com/v1`` (key from OPENAI_API_KEY).
 
-Graded records go to ``OUT/verifier.jsonl`` as they are made (a rerun resumes) and the
-reports to ``OUT/verifier.txt`` and ``OUT/judge.txt``.
+Graded records go to ``OUT/verifier.jsonl`` and the judge's scores to ``OUT/judge.jsonl``
+as they are made (a rerun resumes; a request the server failed is asked again), the reports
+to ``OUT/verifier.txt`` and ``OUT/judge.txt``; the judge's report lists every transcript's
+scores and the model's reasons for each dimension under its floor, to read the disagreements.
 
 Run: .venv/bin/python benchmarks/llm_calibration.py [--calls N] [--seed S | --smallest] [--model M]
      [--base-url URL] [--judge-cases N] [--skip-verifier] [--skip-judge] [--report-only]
@@ -196,23 +198,95 @@ def usage_lines(records: list[Any]) -> list[str]:
 
 def judge_run(args: argparse.Namespace, out: Path) -> str:
     from vamos_env.grading.calibration import judge_agreement
-    from vamos_env.grading.judge import LLMJudge, load_rubric
+    from vamos_env.grading.judge import JudgeScores, LLMJudge, load_rubric
+    from vamos_env.grading.models import GradingFault
 
     judged = _load("judge_label_cases", ROOT / "tests/grading/test_judge.py")
     cases = sample(judged.labelled(), args.judge_cases, args.seed)
     rubric = load_rubric()
-    judge = LLMJudge(endpoint(args.model, args.base_url), rubric)
-    started = time.perf_counter()
-    report = judge_agreement(cases, rubric, judge)
-    took = time.perf_counter() - started
-    usage = judge.usage
-    return "\n".join(
-        [
-            f"{len(cases)} labelled transcripts in {took:.0f} s; {usage.prompt_tokens} prompt + "
-            f"{usage.completion_tokens} completion tokens",
-            report.report(),
-        ]
+    store = out / "judge.jsonl"
+    done: dict[str, dict[str, Any]] = {}
+    if store.exists():
+        for line in store.read_text().splitlines():
+            row = json.loads(line)
+            # A request the server failed is asked again; an unusable reply is kept.
+            if not (row.get("fault") or "").startswith(SERVER_FAILED):
+                done[row["key"]] = row
+    target: Any = (
+        SimpleNamespace(base_url=args.base_url or "(not asked)")
+        if args.report_only
+        else endpoint(args.model, args.base_url)
     )
+    judge = LLMJudge(target, rubric) if not args.report_only else None
+    faults: list[str] = []
+    rows: dict[str, dict[str, Any]] = {}
+    for i, case in enumerate(cases, 1):
+        row = done.get(case.key)
+        if row is None and judge is not None:
+            before = judge.usage.model_copy()
+            started = time.perf_counter()
+            row = {"key": case.key, "human": case.human_label}
+            try:
+                row["scores"] = judge.score(case.transcript, case.persona).model_dump()
+            except GradingFault as exc:
+                row["fault"] = str(exc)
+            row["seconds"] = round(time.perf_counter() - started, 1)
+            row["prompt_tokens"] = judge.usage.prompt_tokens - before.prompt_tokens
+            row["completion_tokens"] = judge.usage.completion_tokens - before.completion_tokens
+            with store.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+            print(
+                f"[{i}/{len(cases)}] {case.key}: {row['seconds']:.0f} s, "
+                f"{row['prompt_tokens']} prompt + {row['completion_tokens']} completion tokens"
+                + (f"; FAULT {row['fault']}" if "fault" in row else ""),
+                flush=True,
+            )
+        if row is None:
+            continue
+        rows[case.key] = row
+        if "fault" in row:
+            faults.append(f"{case.key}: {row['fault']}")
+        else:
+            case.judge = JudgeScores.model_validate(row["scores"])
+    scored = [c for c in cases if c.judge is not None]
+    name = f"llm:{args.model}"
+    report = judge_agreement(scored, rubric, _Stored(name), use_stored=True)
+    report.faults.extend(faults)
+    seconds = sum(r["seconds"] for r in rows.values())
+    prompt = sum(r["prompt_tokens"] for r in rows.values())
+    completion = sum(r["completion_tokens"] for r in rows.values())
+    sampled = "" if len(cases) == len(judged.labelled()) else f" (seeded sample, seed {args.seed})"
+    lines = [
+        f"model {args.model} at {target.base_url}; {len(rows)} judged of {len(cases)} chosen "
+        f"of {len(judged.labelled())} labelled transcripts{sampled}",
+        f"{seconds:.0f} s of requests; {prompt} prompt + {completion} completion tokens",
+        "",
+        report.report(),
+        "",
+        "each transcript (dimension scores; reasons of the dimensions under their floor):",
+    ]
+    floors = {d.name: d.floor for d in rubric.dimensions}
+    for case in scored:
+        assert case.judge is not None
+        decision = rubric.decide(case.judge.scores)
+        shown = ", ".join(f"{k} {v:g}" for k, v in case.judge.scores.items())
+        verdict = "pass" if decision.passed else "fail"
+        mark = "" if verdict == case.human_label else "  <- disagrees"
+        lines.append(f"- {case.key} (human {case.human_label}, judge {verdict}): {shown}{mark}")
+        for dim, score in case.judge.scores.items():
+            if score < floors.get(dim, 0.0):
+                lines.append(f"    {dim}: {case.judge.reasons.get(dim, '')}")
+    return "\n".join(lines)
+
+
+class _Stored:
+    """The judge ``judge_agreement`` is given when every record carries its scores."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def score(self, transcript: Any, persona: str | None = None) -> Any:
+        raise AssertionError("every record carries its scores")
 
 
 def main() -> int:
