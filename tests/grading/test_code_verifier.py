@@ -170,3 +170,29 @@ def test_a_figure_broken_off_by_a_cut_states_nothing() -> None:
     whole = call("Your balance shows four hundred thirty-seven dollars and ninety-seven cents")
     [result] = CodeVerifier().judge(task, Timeline.of(whole))
     assert result.passed is False and "cannot tell which" in result.reason
+
+
+def test_a_recognisers_spelling_of_past_due_is_read_as_past_due() -> None:
+    nothing = _check(
+        id="nothing_past_due",
+        topic="nothing past due",
+        topic_phrases=["nothing", "not past due", "isn't past due", "not overdue"],
+    )
+    task = _task([nothing])
+
+    def call(said: str) -> Transcript:
+        return _transcript(
+            Turn(index=0, speaker="caller", text="Is any of it past due?"),
+            Turn(index=1, speaker="agent", text=said),
+        )
+
+    # A duplex call's agent turn is Whisper's transcript of the agent's voice.
+    heard = call("Nothing on your account is passed due.")
+    written = call("Nothing on your account is past due.")
+    for transcript in (heard, written):
+        [result] = CodeVerifier().judge(task, Timeline.of(transcript))
+        assert result.passed is True, result.reason
+    # "passed due to" is another phrase.
+    other = call("The deadline passed due to the storm.")
+    [result] = CodeVerifier().judge(task, Timeline.of(other))
+    assert result.passed is not True

@@ -92,15 +92,25 @@ class CheckVerifier(Protocol):
     def judge(self, task: Task, timeline: Timeline) -> list[CheckResult]: ...
 
 
+# How a recogniser writes words the agent said (a duplex call's agent turns are Whisper's
+# transcript of the agent's voice): read as the words they are.
+_HEARD_AS = ((re.compile(r"\bpassed due\b(?! to\b)", re.IGNORECASE), "past due"),)
+
+
 def spoken(turn: Turn) -> str:
     """What the agent actually said in a turn: all of it, or what was heard before a cut.
 
     A figure the cut broke off ("Your payment of two hundred") is not part of it: the
-    caller cannot know how it went on, so it states nothing, right or wrong.
+    caller cannot know how it went on, so it states nothing, right or wrong. A
+    recogniser's spelling of a phrase ("passed due") is read as the phrase.
     """
+    text = turn.text
     if turn.cut and turn.heard is not None:
-        return speech.without_unfinished_figure(turn.heard)
-    return turn.text
+        text = speech.without_unfinished_figure(turn.heard)
+    if "assed" in text:  # the only spelling read so far; the check keeps this path cheap
+        for pattern, words in _HEARD_AS:
+            text = pattern.sub(words, text)
+    return text
 
 
 def money_text(cents: int) -> str:
