@@ -40,6 +40,7 @@ from vamos_env.callers.listening import (
     Heard,
     Question,
     listen,
+    read_back_name,
     topic_of,
 )
 from vamos_env.callers.persona import Persona, load_persona
@@ -122,11 +123,7 @@ _PROGRESS_ACTS = frozenset(
 )  # fmt: skip
 # Capitalised words that sit next to a name without being part of it.
 _NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
-# The capitalised words after "name" in a read-back ("name Dana Whitman. Is that right?").
-_NAME_SAID = re.compile(
-    r"\bname(?:\s+(?:is|as|of))?,?\s+((?:(?:[A-Z][\w'-]*|(?:van|von|der|den|de|di|da|del"
-    r"|della|la|le|du|bin|al)\b)\s*){1,6})"
-)
+_TITLES = frozenset({"mr", "mrs", "ms", "dr"})
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -460,8 +457,9 @@ class ScriptedCaller:
             return True, False
         # "name Vactor Morie Colosky", "name Dana Dana Whitfield": the words read back as the
         # name are the name, each part once and in order, or they are wrong.
-        for said in _NAME_SAID.findall(text):
-            words = [w.lower() for w in said.split() if w not in _NOT_NAMES]
+        said = read_back_name(text)  # from the words, not capitals: "name queen novick"
+        if said is not None:
+            words = [w for w in said if w not in _TITLES]
             if words and words != [p.lower() for p in parts]:
                 return True, False
         return False, present == len(parts)
