@@ -470,7 +470,7 @@ class Identity:
         # A value every hearing of which the caller refused is unknown (asked again), not
         # the last refused guess offered once more.
         if "number" not in self.confirmed:
-            self.account_number = _best(self.numbers, self.rejected, lambda d: f"{d[:4]}-{d[4:]}")
+            self.account_number = _best(self.numbers, self.rejected, _code)
         if "name" not in self.confirmed:
             self.name = _best(self.names, self.rejected)
         if "factor" not in self.confirmed:
@@ -479,6 +479,11 @@ class Identity:
     @property
     def complete(self) -> bool:
         return None not in (self.account_number, self.name, self.second_factor)
+
+
+def _code(digits: str) -> str:
+    """An account number as the tools write it: "4417-90781"."""
+    return f"{digits[:4]}-{digits[4:]}"
 
 
 def _best(
@@ -827,6 +832,12 @@ class ReferenceAgent:
             if kind == "other" and not re.search(r"\d", reply):
                 continue  # not an answer (garbled): ask the same again
             heard_number, heard_name = identity.hear_number_and_name(reply)
+            # A "correction" that is the value read back is the caller insisting on it (it
+            # misheard the read-back): the value stands, and is read back again.
+            same_number = heard_number and _code(identity.numbers[-1]) == number
+            same_name = heard_name and not heard_number and identity.names[-1] == name
+            if same_number or same_name:
+                continue
             # The caller corrects the first thing that was wrong: digits mean the number.
             if heard_number or re.search(r"\d", reply):
                 identity.disputed.add("number")

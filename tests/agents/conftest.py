@@ -88,16 +88,18 @@ def play(
     info: dict[str, Any] | None = None,
     session: type[CallSession] = CallSession,
     channel: TextChannel | None = None,
+    caller_class: type[ScriptedCaller] = ScriptedCaller,
 ) -> Played:
     """One call of ``agent`` on ``task``; ``info`` overrides entries of the reset info,
     ``session`` replaces the tool session (a fake that injects service failures),
-    ``channel`` the line (a fake that mishears given words)."""
+    ``channel`` the line (a fake that mishears given words), ``caller_class`` the caller
+    (a fake that mishears the agent)."""
     snapshot = default_snapshot()
     baseline = snapshot.clone()
     twins = snapshot.clone()
     clients = twins.clients()
     try:
-        caller = ScriptedCaller(task, persona, rng=seed)
+        caller = caller_class(task, persona, rng=seed)
         # The agents' logic, not the recogniser: no recogniser ("ideal"), the clean room.
         if channel is None:
             channel = TextChannel("clean", np.random.default_rng(seed), recogniser="ideal")

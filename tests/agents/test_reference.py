@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 from vamos_env.agents.reference import ReferenceAgent, find_name, reply_kind, understand
+from vamos_env.callers.base import HangUp, Utterance
+from vamos_env.callers.scripted import ScriptedCaller
 from vamos_env.channel.text import TextChannel
 from vamos_env.envs.energy.session import CallSession
 from vamos_env.envs.energy.tasks.schema import Task, load_task_set
@@ -154,6 +156,33 @@ class Mishears(TextChannel):
 
     def to_agent(self, caller_text: str) -> list[str]:
         return super().to_agent(caller_text.replace(self.said, self.as_))
+
+
+class MishearsTheReadBack(ScriptedCaller):
+    """A caller that mishears the agent's first read-back of its name as another first
+    name (as a duplex caller's recogniser may), and so disputes a right read-back."""
+
+    misheard = False
+
+    def hear(self, text: str) -> Utterance | HangUp:
+        name = self.brief.full_name
+        if not self.misheard and f"name {name}" in text:
+            self.misheard = True
+            text = text.replace(f"name {name}", f"name Brandon {name.split()[-1]}")
+        return super().hear(text)
+
+
+def test_a_value_the_caller_insists_on_is_read_back_again_not_refused(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    task = exam[3]
+    played = play_call(task, ReferenceAgent(), caller_class=MishearsTheReadBack)
+    assert played.episode.caller.misheard
+    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    read_backs = [text for text in said if f"name {task.caller.full_name}" in text]
+    assert len(read_backs) == 2, played.describe()  # the disputed one, then once more
+    assert not any("full name again" in text for text in said), played.describe()
+    assert_solved(played)
 
 
 def _arrangement_task(exam: tuple[Task, ...], kind: str, term: int) -> Task:
