@@ -430,6 +430,21 @@ class Identity:
                 return True
         return False
 
+    def hear_spelled(self, spelled: dict[int, str]) -> str | None:
+        """The caller spelled the name's first (0) and last (-1) parts: one more hearing of
+        the name, with those parts as spelled (a recogniser mishears a name the same way
+        each time it is said, but not its letters); it votes with the others."""
+        base = self.name or (self.names[-1] if self.names else None)
+        if base is None or not spelled:
+            return None
+        words = base.split()
+        for index, word in spelled.items():
+            words[index] = word
+        name = " ".join(words)
+        self.names.append(name)
+        self._settle()
+        return name
+
     def reject(self, value: str | None) -> None:
         """The caller said this guess is wrong."""
         if value:
@@ -479,6 +494,18 @@ class Identity:
     @property
     def complete(self) -> bool:
         return None not in (self.account_number, self.name, self.second_factor)
+
+
+def spelled_word(text: str) -> str | None:
+    """The word a caller spelled ("K W A M E.", "K-W-A-M-E", or "KWAME" as a recogniser
+    joins the letters), capitalised; None when no letters were spelled."""
+    letters = [
+        token
+        for token in re.findall(r"[A-Za-z]+", text)
+        if (len(token) == 1 and token.isupper()) or (len(token) > 1 and token.isupper())
+    ]
+    word = "".join(letters)
+    return word.capitalize() if len(word) >= 2 else None
 
 
 def _code(digits: str) -> str:
@@ -811,6 +838,7 @@ class ReferenceAgent:
         """Read the account number and name back until the caller says they are right."""
         identity = self._state.identity
         offered: set[tuple[str | None, str | None]] = set()
+        name_corrections, spelled_once = 0, False
         for attempt in range(2 * IDENTITY_READ_BACKS):
             number, name = identity.account_number, identity.name
             if attempt >= IDENTITY_READ_BACKS and (number, name) in offered:
@@ -837,6 +865,15 @@ class ReferenceAgent:
             same_number = heard_number and _code(identity.numbers[-1]) == number
             same_name = heard_name and not heard_number and identity.names[-1] == name
             if same_number or same_name:
+                if same_name and not spelled_once:
+                    # Either side may have misheard; the letters settle it. A spelling
+                    # that differs from the name read back refutes that name.
+                    spelled_once = True
+                    spelled = yield from self._spell_name()
+                    if spelled is not None and spelled != name:
+                        identity.disputed.add("name")
+                        identity.reject(name)
+                        identity.confirm("number")
                 continue
             # The caller corrects the first thing that was wrong: digits mean the number.
             if heard_number or re.search(r"\d", reply):
@@ -847,7 +884,25 @@ class ReferenceAgent:
                 identity.disputed.add("name")
                 identity.reject(name)
                 identity.confirm("number")
+                name_corrections += 1
+                if name_corrections == 2 and not spelled_once:
+                    spelled_once = True  # heard wrong twice: its letters, not its sound
+                    yield from self._spell_name()
         return False
+
+    def _spell_name(self) -> Script[str | None]:
+        """Ask the caller to spell the first and the last name, one at a time; the name
+        with the spelled parts (one more hearing of it), or None when nothing was spelled."""
+        spelled: dict[int, str] = {}
+        for index, question in (
+            (0, "Could you spell your first name for me?"),
+            (-1, "And could you spell your last name?"),
+        ):
+            reply = yield from self._say(question)
+            word = spelled_word(reply)
+            if word is not None:
+                spelled[index] = word
+        return self._state.identity.hear_spelled(spelled)
 
     def _read_back_factor(self) -> Script[bool]:
         """Read the second factor back until the caller says it is right."""

@@ -185,6 +185,21 @@ def test_a_value_the_caller_insists_on_is_read_back_again_not_refused(
     assert_solved(played)
 
 
+def test_a_name_misheard_the_same_way_each_time_is_spelled(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # Through real audio "Kwame" comes out as "Queen" every time it is said; the letters
+    # K W A M E come through.
+    task = next(t for t in exam if t.caller.full_name == "Kwame Novak")
+    played = play_call(task, ReferenceAgent(), channel=Mishears("Kwame", "Queen"))
+    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    assert "Could you spell your first name for me?" in said, played.describe()
+    verify = [t.tool_call for t in played.episode.transcript.turns if t.tool_call
+              and t.tool_call.name == "verify_caller"]  # fmt: skip
+    assert verify[0].arguments["name_on_account"] == "Kwame Novak", played.describe()
+    assert_solved(played)
+
+
 def _arrangement_task(exam: tuple[Task, ...], kind: str, term: int) -> Task:
     return next(
         t

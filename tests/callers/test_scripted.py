@@ -119,6 +119,14 @@ def test_a_name_read_back_with_no_part_right_is_wrong(tasks) -> None:
     assert acts(caller)[-1] == "readback_right" and "yes" in right.text.lower()
 
 
+def test_spells_its_name_when_asked(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    assert caller.hear("Could you spell your first name for me?").text == "D A N A."
+    assert caller.hear("And could you spell your last name?").text == "W H I T F I E L D."
+    assert caller.hear("How do you spell your name?").text == "D A N A. W H I T F I E L D."
+
+
 @pytest.mark.parametrize(
     ("task_id", "question", "answer"),
     [

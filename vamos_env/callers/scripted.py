@@ -124,6 +124,10 @@ _PROGRESS_ACTS = frozenset(
 # Capitalised words that sit next to a name without being part of it.
 _NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
 _TITLES = frozenset({"mr", "mrs", "ms", "dr"})
+# "Could you spell your last name?", "how do you spell your first name": which part is asked.
+_SPELL = re.compile(
+    r"\bspell(?:ing)?\b.{0,25}?\b(?:(?P<which>first|last|sur|family)\s*)?name\b", re.IGNORECASE
+)
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -353,6 +357,9 @@ class ScriptedCaller:
 
     def _verification(self, heard: Heard, prefix: str) -> Utterance | None:
         question = heard.asking()
+        spelled = self._spelled(question.text)
+        if spelled is not None:  # "Could you spell your first name for me?"
+            return self._utter("identity", prefix=prefix, key=f"spell:{spelled}", text=spelled)
         # "Is your account number 4417-...?", "Is the name Dana Whitman?" read a detail back.
         named = question.yes_no and any(self._name_readback(question.text))
         checks = heard.readback or named or (question.yes_no and _carries_values(question))
@@ -431,6 +438,19 @@ class ScriptedCaller:
         if wrong_name:
             return self.brief.full_name, True
         return None, compared or said_name
+
+    def _spelled(self, text: str) -> str | None:
+        """The name spelled letter by letter when the agent asks for it ("K W A M E."):
+        the first name, the last name, or all of it, as asked; None when not asked."""
+        match = _SPELL.search(text)
+        if match is None:
+            return None
+        parts = self.brief.full_name.split()
+        if match.group("which") == "first":
+            parts = parts[:1]
+        elif match.group("which") in ("last", "sur", "family"):
+            parts = parts[-1:]
+        return " ".join(" ".join(c.upper() for c in p if c.isalpha()) + "." for p in parts)
 
     def _name_readback(self, text: str) -> tuple[bool, bool]:
         """(read back wrong, read back right) for the caller's name in ``text``.
