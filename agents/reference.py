@@ -499,12 +499,7 @@ class Identity:
 def spelled_word(text: str) -> str | None:
     """The word a caller spelled ("K W A M E.", "K-W-A-M-E", or "KWAME" as a recogniser
     joins the letters), capitalised; None when no letters were spelled."""
-    letters = [
-        token
-        for token in re.findall(r"[A-Za-z]+", text)
-        if (len(token) == 1 and token.isupper()) or (len(token) > 1 and token.isupper())
-    ]
-    word = "".join(letters)
+    word = "".join(token for token in re.findall(r"[A-Za-z]+", text) if token.isupper())
     return word.capitalize() if len(word) >= 2 else None
 
 

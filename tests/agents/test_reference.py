@@ -147,6 +147,16 @@ def test_a_read_that_keeps_failing_is_reported_not_guessed(
 # --- a line that mishears ----------------------------------------------------------------
 
 
+def _agent_said(played: Played) -> list[str]:
+    return [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+
+
+def _arguments(played: Played, tool: str) -> list[dict[str, Any]]:
+    """The arguments of each call of ``tool``, in order."""
+    calls = [t.tool_call for t in played.episode.transcript.turns if t.tool_call is not None]
+    return [c.arguments for c in calls if c.name == tool]
+
+
 class Mishears(TextChannel):
     """A perfect line but for the words ``said``: each time, they are heard as ``as_``."""
 
@@ -178,7 +188,7 @@ def test_a_value_the_caller_insists_on_is_read_back_again_not_refused(
     task = exam[3]
     played = play_call(task, ReferenceAgent(), caller_class=MishearsTheReadBack)
     assert played.episode.caller.misheard
-    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    said = _agent_said(played)
     read_backs = [text for text in said if f"name {task.caller.full_name}" in text]
     assert len(read_backs) == 2, played.describe()  # the disputed one, then once more
     assert not any("full name again" in text for text in said), played.describe()
@@ -192,11 +202,9 @@ def test_a_name_misheard_the_same_way_each_time_is_spelled(
     # K W A M E come through.
     task = next(t for t in exam if t.caller.full_name == "Kwame Novak")
     played = play_call(task, ReferenceAgent(), channel=Mishears("Kwame", "Queen"))
-    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
-    assert "Could you spell your first name for me?" in said, played.describe()
-    verify = [t.tool_call for t in played.episode.transcript.turns if t.tool_call
-              and t.tool_call.name == "verify_caller"]  # fmt: skip
-    assert verify[0].arguments["name_on_account"] == "Kwame Novak", played.describe()
+    assert "Could you spell your first name for me?" in _agent_said(played), played.describe()
+    verify = _arguments(played, "verify_caller")
+    assert verify[0]["name_on_account"] == "Kwame Novak", played.describe()
     assert_solved(played)
 
 
@@ -213,11 +221,8 @@ def test_a_term_lost_on_the_line_is_asked_for_not_assumed(
 ) -> None:
     task = _arrangement_task(exam, "create_arrangement", 3)
     played = play_call(task, ReferenceAgent(), channel=Mishears("over 3 months", "over 3 minths"))
-    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
-    assert any("how many months" in text for text in said), played.describe()
-    quotes = [t.tool_call.arguments for t in played.episode.transcript.turns if t.tool_call
-              and t.tool_call.name == "quote_payment_arrangement"]  # fmt: skip
-    assert quotes[-1] == {"installments": 3}
+    assert any("how many months" in text for text in _agent_said(played)), played.describe()
+    assert _arguments(played, "quote_payment_arrangement")[-1] == {"installments": 3}
     assert_solved(played)
 
 
@@ -226,7 +231,7 @@ def test_a_term_out_of_range_is_read_back_before_it_is_refused(
 ) -> None:
     task = _arrangement_task(exam, "create_arrangement", 36)
     played = play_call(task, ReferenceAgent(), channel=Mishears("over 36 months", "over 37 months"))
-    said = [t.text for t in played.episode.transcript.turns if t.speaker == "agent"]
+    said = _agent_said(played)
     assert "Just to confirm: over 37 months?" in said, played.describe()
     assert not any("can't set one up over 37" in text for text in said)
     assert_solved(played)
