@@ -41,6 +41,7 @@ from vamos_env.speech.render import (
     ordinal,
     year_spoken,
 )
+from vamos_env.speech.spelling import SPELLING_ALPHABET, find_spelled, spelled
 
 
 def clear_cache() -> None:
@@ -49,6 +50,7 @@ def clear_cache() -> None:
 
 
 __all__ = [
+    "SPELLING_ALPHABET",
     "Amount",
     "Count",
     "Mention",
@@ -67,11 +69,13 @@ __all__ = [
     "find_money",
     "find_numbers",
     "find_rates",
+    "find_spelled",
     "mentions_near",
     "money",
     "normalise",
     "number",
     "ordinal",
+    "spelled",
     "without_unfinished_figure",
     "year_spoken",
 ]

@@ -1,0 +1,69 @@
+"""Names spelled on the line, with a word for each letter or letter by letter."""
+
+from __future__ import annotations
+
+import pytest
+
+from vamos_env.speech import SPELLING_ALPHABET, find_spelled, spelled
+
+
+@pytest.mark.parametrize("name", ["Kwame", "Novak", "Whitfield", "Zoe", "Xiomara", "Quincy"])
+@pytest.mark.parametrize("with_words", [True, False])
+def test_a_spelling_reads_back_as_the_name(name: str, with_words: bool) -> None:
+    assert find_spelled(spelled(name, with_words=with_words)) == name
+
+
+def test_every_letter_has_its_word() -> None:
+    alphabet = "".join(SPELLING_ALPHABET)
+    assert alphabet == "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    assert find_spelled(spelled(alphabet)) == alphabet.capitalize()
+    assert spelled("Kwame") == (
+        "K as in Kilo, W as in Whiskey, A as in Alfa, M as in Mike, E as in Echo."
+    )
+
+
+@pytest.mark.parametrize(
+    ("heard", "word"),
+    [
+        # Whisper through a street: the letters are lost, their words are not.
+        ("And as in November, I was an Oscar, the as in Victor, and as in Alpha, K as in "
+         "Kilo.", "Novak"),
+        ("Kay as in kilo, W is in whiskey, I as in Alpha, M as in Mike, E as in echo.", "Kwame"),
+        ("I was an Oscar, apostrophe, Emma's in Mike, I as an alpha, Elas and Lina, Elas and "
+         "Lina, I as an echo, why as a Yankee?", "O'Malley"),
+        ("W is in Whiskey, Aizan Alpha, Aizan Lina, Aizan Sierra, Hizan Hotel, hyphen, Aizan "
+         "Oscar, Bizan Bravo, Aizan India.", "Walsh-Obi"),
+        # The words alone, without "as in".
+        ("November, Oscar, Victor, Alpha, Kilo.", "Novak"),
+        ("Juliet, Oscar, X-ray.", "Jox"),
+        # Letters one by one, or joined by the recogniser.
+        ("K W A M E.", "Kwame"),
+        ("KWAME.", "Kwame"),
+        ("K-W-A-M-E", "Kwame"),
+    ],
+)  # fmt: skip
+def test_what_a_recogniser_makes_of_a_spelling(heard: str, word: str) -> None:
+    assert find_spelled(heard) == word
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "Yes, that's right.",
+        "It's Kwame Novak.",
+        "I",
+        "",
+        "Mike.",
+        # A letter lost ("A as in Alfa" as "Eisenhower"): a spelling not heard whole is
+        # not taken, or it would refute a name heard right.
+        "S.S. and Sierra, Eisenhower, Amazon Mike, U.S. and Uniform, E.S. and Echo, Alice and "
+        "Lima.",
+    ],
+)
+def test_nothing_spelled(heard: str) -> None:
+    assert find_spelled(heard) is None
+
+
+def test_a_word_without_letters_cannot_be_spelled() -> None:
+    with pytest.raises(ValueError, match="no letters"):
+        spelled("4417")

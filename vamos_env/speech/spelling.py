@@ -1,0 +1,115 @@
+"""Names spelled with a word for each letter, as people do on a bad line.
+
+On a noisy line single letters are the first thing lost: "N O V A K" comes through
+a street as "and OB the K". A word for each letter ("N as in November") survives,
+because a recogniser hears a word far better than a letter, and the letter is the
+word's first. The words are the ICAO/NATO spelling alphabet (a public standard).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+# The ICAO spelling alphabet; the standard writes Alfa and Juliett so that they read
+# the same in every language, recognisers write Alpha and Juliet as often.
+SPELLING_ALPHABET: dict[str, str] = {
+    "A": "Alfa", "B": "Bravo", "C": "Charlie", "D": "Delta", "E": "Echo", "F": "Foxtrot",
+    "G": "Golf", "H": "Hotel", "I": "India", "J": "Juliett", "K": "Kilo", "L": "Lima",
+    "M": "Mike", "N": "November", "O": "Oscar", "P": "Papa", "Q": "Quebec", "R": "Romeo",
+    "S": "Sierra", "T": "Tango", "U": "Uniform", "V": "Victor", "W": "Whiskey",
+    "X": "X-ray", "Y": "Yankee", "Z": "Zulu",
+}  # fmt: skip
+_LETTER_OF = {word.lower().replace("-", ""): letter for letter, word in SPELLING_ALPHABET.items()}
+_LETTER_OF |= {"alpha": "A", "juliet": "J", "whisky": "W", "xray": "X"}
+
+# "K as in Kilo": the word after the joint, and what a recogniser makes of the joint
+# ("is in", "has in", "as an").
+_AS_IN = re.compile(r"\b(?:as|is|has|was|like)\s+(?:in|an)\s+(?P<word>[A-Za-z]+)", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?")
+# The marks inside a name ("Walsh-Obi", "O'Malley"), said as words.
+_MARKS = {"hyphen": "-", "dash": "-", "apostrophe": "'"}
+_MARK_WORDS = {"-": "hyphen", "'": "apostrophe"}
+# How close a heard word must be to an alphabet word to be it ("Lina" for Lima).
+_CLOSE = 0.75
+
+
+def spelled(word: str, *, with_words: bool = True) -> str:
+    """``word`` spelled out: "K as in Kilo, W as in Whiskey, ..." or, without words,
+    "K W A M E." (letters only; what a caller says when simply asked to spell). A hyphen
+    or an apostrophe in the name is said as one ("O, apostrophe, M, ...")."""
+    characters = [c.upper() if c.isalpha() else c for c in word if c.isalpha() or c in _MARK_WORDS]
+    if not any(c.isalpha() for c in characters):
+        raise ValueError(f"cannot spell {word!r}: it has no letters")
+    if not with_words:
+        return " ".join(_MARK_WORDS.get(c, c) for c in characters) + "."
+    return (
+        ", ".join(
+            _MARK_WORDS[c] if c in _MARK_WORDS else f"{c} as in {SPELLING_ALPHABET[c]}"
+            for c in characters
+        )
+        + "."
+    )
+
+
+def find_spelled(text: str) -> str | None:
+    """The word spelled in ``text``, capitalised ("Kwame", "O'Malley"); None when nothing
+    was spelled, or when a letter of it did not come through.
+
+    Spelled with words, the spelling is read one stretch between commas at a time, each
+    giving its letters by the alphabet's words in it ("Amazon Mike" is M, "Elas and
+    Lina" is L: the letter said before its word is the first thing a line loses), else
+    by the first letter of the word after "as in", else by a letter said alone; a stretch
+    that gives none loses a letter, and a spelling with a letter lost is not taken (a
+    wrong spelling would refute a right hearing). Without any such words it is read from
+    the letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
+    "hyphen" and "apostrophe" keep their marks.
+    """
+    stretches = [part for part in re.split(r"[,.;:?!]+", text) if part.strip()]
+    read = [_stretch(part) for part in stretches]
+    with_words = [bool(_AS_IN.search(part) or _alphabet_words(part)) for part in stretches]
+    if any(with_words) and sum(len(p) for ps in read for p in ps if p.isalpha()) >= 2:
+        if any(not pieces for pieces in read):
+            return None
+        pieces = [p for ps in read for p in ps]
+    else:
+        pieces = []
+        for token in re.findall(r"[A-Za-z]+", text):
+            if token.isupper():
+                pieces.append(token)
+            elif token.lower() in _MARKS:
+                pieces.append(_MARKS[token.lower()])
+    if sum(len(p) for p in pieces if p.isalpha()) < 2:
+        return None
+    word = "".join(pieces).strip("-'")
+    # Each part of the name capitalised: "Walsh-Obi", "O'Malley".
+    return re.sub(r"(^|[-'])([a-z])", lambda m: m[1] + m[2].upper(), word.lower())
+
+
+def _stretch(part: str) -> list[str]:
+    """The letters (or mark) one stretch of a spelling with words gives; [] for none."""
+    letters = _alphabet_words(part)
+    if letters:
+        return letters
+    tokens = [t.lower() for t in _TOKEN.findall(part)]
+    if tokens and all(t in _MARKS for t in tokens):
+        return [_MARKS[tokens[0]]]
+    match = _AS_IN.search(part)
+    if match:
+        return [match["word"][0].upper()]
+    alone = [t for t in _TOKEN.findall(part) if len(t) == 1 and t.isupper()]
+    return alone[:1]
+
+
+def _alphabet_words(part: str) -> list[str]:
+    """The letters of the alphabet's words in ``part``, in order, close hearings included."""
+    letters = []
+    for token in _TOKEN.findall(part):
+        key = token.lower().replace("-", "")
+        if key in _LETTER_OF:
+            letters.append(_LETTER_OF[key])
+        elif len(key) >= 4:
+            close = difflib.get_close_matches(key, _LETTER_OF, n=1, cutoff=_CLOSE)
+            if close:
+                letters.append(_LETTER_OF[close[0]])
+    return letters
