@@ -125,6 +125,12 @@ def test_spells_its_name_when_asked(tasks) -> None:
     assert caller.hear("Could you spell your first name for me?").text == "D A N A."
     assert caller.hear("And could you spell your last name?").text == "W H I T F I E L D."
     assert caller.hear("How do you spell your name?").text == "D A N A. W H I T F I E L D."
+    # Asked for a word for each letter, as an agent on a noisy line asks.
+    assert caller.hear("Could you spell your first name, like A as in Alfa?").text == (
+        "D as in Delta, A as in Alfa, N as in November, A as in Alfa."
+    )
+    words = caller.hear("And your last name, spelled with a word for each letter?").text
+    assert words.startswith("W as in Whiskey, H as in Hotel, I as in India,")
 
 
 @pytest.mark.parametrize(

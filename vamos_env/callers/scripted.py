@@ -52,7 +52,7 @@ from vamos_env.envs.energy.tasks.schema import (
     SecondFactorKind,
     Task,
 )
-from vamos_env.speech import Mention, find_counts, normalise
+from vamos_env.speech import Mention, find_counts, normalise, spelled
 
 T = TypeVar("T")
 
@@ -125,11 +125,20 @@ _PROGRESS_ACTS = frozenset(
 _NOT_NAMES = frozenset({"I", "Is", "Thanks", "Thank", "So", "Mr", "Mrs", "Ms", "Dr", "And", "Okay"})
 _TITLES = frozenset({"mr", "mrs", "ms", "dr"})
 # "Could you spell your last name?", "how do you spell your first name": which part is asked.
+# "... your last name, spelled out?" names the part first.
 _SPELL = re.compile(
-    r"\bspell(?:ing)?\b.{0,25}?\b(?:(?P<which>first|last|sur|family)\s*)?name\b", re.IGNORECASE
+    r"\bspell(?:ing|ed)?\b.{0,25}?\b(?:(?P<which>first|last|sur|family)\s*)?name\b"
+    r"|\b(?:(?P<before>first|last|sur|family)\s*)?name\b.{0,12}?\bspell(?:ing|ed)?\b",
+    re.IGNORECASE,
 )
+_SPELL_WITH_WORDS = re.compile(r"\bas in\b|\bwords?\b.{0,12}\bletters?\b", re.IGNORECASE)
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _letters_of(words: list[str]) -> str:
+    """A name's letters alone, lower-cased: "O'Malley" and "Omalley" are one name."""
+    return "".join(c for w in words for c in w.lower() if c.isalpha())
 
 
 @dataclass(frozen=True)
@@ -440,17 +449,21 @@ class ScriptedCaller:
         return None, compared or said_name
 
     def _spelled(self, text: str) -> str | None:
-        """The name spelled letter by letter when the agent asks for it ("K W A M E."):
+        """The name spelled letter by letter when the agent asks for it ("K W A M E.", or
+        "K as in Kilo, ..." when asked for a word for each letter):
         the first name, the last name, or all of it, as asked; None when not asked."""
         match = _SPELL.search(text)
         if match is None:
             return None
         parts = self.brief.full_name.split()
-        if match.group("which") == "first":
+        which = match.group("which") or match.group("before")
+        if which == "first":
             parts = parts[:1]
-        elif match.group("which") in ("last", "sur", "family"):
+        elif which in ("last", "sur", "family"):
             parts = parts[-1:]
-        return " ".join(" ".join(c.upper() for c in p if c.isalpha()) + "." for p in parts)
+        # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words.
+        with_words = _SPELL_WITH_WORDS.search(text) is not None
+        return " ".join(spelled(part, with_words=with_words) for part in parts)
 
     def _name_readback(self, text: str) -> tuple[bool, bool]:
         """(read back wrong, read back right) for the caller's name in ``text``.
@@ -462,6 +475,15 @@ class ScriptedCaller:
         read-back.
         """
         parts = self.brief.full_name.split()
+        # "name Vactor Morie Colosky", "name Dana Dana Whitfield": the words read back as the
+        # name are the name, each part once and in order, or they are wrong. Compared by
+        # their letters ("Rosa Omalley" as a spelling gives it is "Rosa O'Malley"), from
+        # the words, not capitals ("name queen novick" as a recogniser writes it).
+        said = read_back_name(text)
+        words = [w for w in said or () if w not in _TITLES]
+        if words:
+            same = _letters_of(words) == _letters_of(parts)
+            return not same, same
         known = {p.lower() for p in parts}
         present = 0
         for part in parts:
@@ -475,13 +497,6 @@ class ScriptedCaller:
                         return True, False
         if 0 < present < len(parts) and re.search(r"\bname\b", text, re.IGNORECASE):
             return True, False
-        # "name Vactor Morie Colosky", "name Dana Dana Whitfield": the words read back as the
-        # name are the name, each part once and in order, or they are wrong.
-        said = read_back_name(text)  # from the words, not capitals: "name queen novick"
-        if said is not None:
-            words = [w for w in said if w not in _TITLES]
-            if words and words != [p.lower() for p in parts]:
-                return True, False
         return False, present == len(parts)
 
     def _identity(self) -> str:
