@@ -46,6 +46,7 @@ from vamos_env.speech import (
     find_digit_strings,
     find_money,
     find_numbers,
+    find_spelled,
     render,
 )
 
@@ -416,6 +417,13 @@ class Identity:
 
     def hear_factor(self, text: str) -> bool:
         """Take in the second factor from a turn; whether one was heard."""
+        bare = _BARE_DECIMAL.search(text)
+        if bare and not _MONEY_WORD.search(text):
+            # "That's 193.82." with no dollar in it: a recogniser's way of writing the five
+            # digits of a postal code ("Zip's 19382"); the read-back settles it.
+            self.factors.append(bare[1] + bare[2])
+            self._settle()
+            return True
         amounts = [m.value for m in find_money(text)]
         if amounts:
             self.factors.append(f"{amounts[0] // 100}.{amounts[0] % 100:02d}")
@@ -496,11 +504,9 @@ class Identity:
         return None not in (self.account_number, self.name, self.second_factor)
 
 
-def spelled_word(text: str) -> str | None:
-    """The word a caller spelled ("K W A M E.", "K-W-A-M-E", or "KWAME" as a recogniser
-    joins the letters), capitalised; None when no letters were spelled."""
-    word = "".join(token for token in re.findall(r"[A-Za-z]+", text) if token.isupper())
-    return word.capitalize() if len(word) >= 2 else None
+# A number written with a decimal point and no currency: "193.82".
+_BARE_DECIMAL = re.compile(r"(?<![$\d.,])(\d{3})\.(\d{2})(?![\d,])")
+_MONEY_WORD = re.compile(r"\$|\bdollars?\b|\bcents?\b|\bbill\b|\bamount\b", re.IGNORECASE)
 
 
 def _code(digits: str) -> str:
@@ -833,12 +839,17 @@ class ReferenceAgent:
         """Read the account number and name back until the caller says they are right."""
         identity = self._state.identity
         offered: set[tuple[str | None, str | None]] = set()
-        name_corrections, spelled_once = 0, False
+        name_corrections, spellings = 0, 0
         for attempt in range(2 * IDENTITY_READ_BACKS):
             number, name = identity.account_number, identity.name
             if attempt >= IDENTITY_READ_BACKS and (number, name) in offered:
                 break  # past the budget, only a guess not yet read back is read back
             offered.add((number, name))
+            if name is None and number is not None and spellings == 1:
+                # Every hearing of the name refused, the spelling's too: spell it again.
+                spellings += 1
+                yield from self._spell_name()
+                continue
             if number is None or name is None:
                 # Every hearing refused, or a correction not heard whole: ask for it again.
                 missing = "account number" if number is None else "full name"
@@ -860,10 +871,21 @@ class ReferenceAgent:
             same_number = heard_number and _code(identity.numbers[-1]) == number
             same_name = heard_name and not heard_number and identity.names[-1] == name
             if same_number or same_name:
-                if same_name and not spelled_once:
+                if same_name and not spellings:
                     # Either side may have misheard; the letters settle it. A spelling
                     # that differs from the name read back refutes that name.
-                    spelled_once = True
+                    spellings = 1
+                    spelled = yield from self._spell_name()
+                    if spelled is not None and spelled != name:
+                        identity.disputed.add("name")
+                        identity.reject(name)
+                        identity.confirm("number")
+                continue
+            if kind == "no" and not heard_number and not heard_name and not re.search(r"\d", reply):
+                # Refused, with a correction that did not come through as a name or a
+                # number ("It's Rosalomale."): digits survive a line, names do not.
+                if not spellings:
+                    spellings = 1
                     spelled = yield from self._spell_name()
                     if spelled is not None and spelled != name:
                         identity.disputed.add("name")
@@ -880,8 +902,8 @@ class ReferenceAgent:
                 identity.reject(name)
                 identity.confirm("number")
                 name_corrections += 1
-                if name_corrections == 2 and not spelled_once:
-                    spelled_once = True  # heard wrong twice: its letters, not its sound
+                if name_corrections == 2 and not spellings:
+                    spellings = 1  # heard wrong twice: its letters, not its sound
                     yield from self._spell_name()
         return False
 
@@ -890,11 +912,16 @@ class ReferenceAgent:
         with the spelled parts (one more hearing of it), or None when nothing was spelled."""
         spelled: dict[int, str] = {}
         for index, question in (
-            (0, "Could you spell your first name for me?"),
-            (-1, "And could you spell your last name?"),
+            # A word for each letter: single letters are what a noisy line loses first.
+            (
+                0,
+                "Could you spell your first name for me, a word for each letter, like A as in "
+                "Alfa?",
+            ),
+            (-1, "And could you spell your last name, a word for each letter?"),
         ):
             reply = yield from self._say(question)
-            word = spelled_word(reply)
+            word = find_spelled(reply)
             if word is not None:
                 spelled[index] = word
         return self._state.identity.hear_spelled(spelled)

@@ -158,14 +158,17 @@ def _arguments(played: Played, tool: str) -> list[dict[str, Any]]:
 
 
 class Mishears(TextChannel):
-    """A perfect line but for the words ``said``: each time, they are heard as ``as_``."""
+    """A perfect line but for the words ``said``: each time, they are heard as ``as_``
+    (and so for each further (said, heard) pair)."""
 
-    def __init__(self, said: str, as_: str) -> None:
+    def __init__(self, said: str, as_: str, *others: tuple[str, str]) -> None:
         super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
-        self.said, self.as_ = said, as_
+        self.pairs = ((said, as_), *others)
 
     def to_agent(self, caller_text: str) -> list[str]:
-        return super().to_agent(caller_text.replace(self.said, self.as_))
+        for said, heard in self.pairs:
+            caller_text = caller_text.replace(said, heard)
+        return super().to_agent(caller_text)
 
 
 class MishearsTheReadBack(ScriptedCaller):
@@ -198,11 +201,28 @@ def test_a_value_the_caller_insists_on_is_read_back_again_not_refused(
 def test_a_name_misheard_the_same_way_each_time_is_spelled(
     exam: tuple[Task, ...], play_call: Callable[..., Played]
 ) -> None:
-    # Through real audio "Kwame" comes out as "Queen" every time it is said; the letters
-    # K W A M E come through.
+    # Through real audio "Kwame" comes out as "Queen" every time it is said; spelled with
+    # a word for each letter, it comes through.
     task = next(t for t in exam if t.caller.full_name == "Kwame Novak")
     played = play_call(task, ReferenceAgent(), channel=Mishears("Kwame", "Queen"))
-    assert "Could you spell your first name for me?" in _agent_said(played), played.describe()
+    assert any("spell your first name" in text for text in _agent_said(played))
+    verify = _arguments(played, "verify_caller")
+    assert verify[0]["name_on_account"] == "Kwame Novak", played.describe()
+    assert_solved(played)
+
+
+def test_spelled_letters_lost_on_the_line_are_read_from_their_words(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # What a street made of "N as in November, O as in Oscar, ..." through Whisper: the
+    # letters go, the words for them stay.
+    task = next(t for t in exam if t.caller.full_name == "Kwame Novak")
+    channel = Mishears(
+        "Kwame", "Queen", ("A as in", "I as in"), ("N as in", "And as in"), ("O as in", "I was an")
+    )
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    turns = played.episode.transcript.turns
+    assert any("I was an Oscar" in (turn.heard or "") for turn in turns), played.describe()
     verify = _arguments(played, "verify_caller")
     assert verify[0]["name_on_account"] == "Kwame Novak", played.describe()
     assert_solved(played)
