@@ -870,27 +870,16 @@ class ReferenceAgent:
             # misheard the read-back): the value stands, and is read back again.
             same_number = heard_number and _code(identity.numbers[-1]) == number
             same_name = heard_name and not heard_number and identity.names[-1] == name
-            if same_number or same_name:
-                if same_name and not spellings:
-                    # Either side may have misheard; the letters settle it. A spelling
-                    # that differs from the name read back refutes that name.
+            # Refused, with a correction that did not come through as a name or a number
+            # ("It's Rosalomale."): digits survive a line, names do not.
+            unreadable = kind == "no" and not (
+                heard_number or heard_name or re.search(r"\d", reply)
+            )
+            if same_number or same_name or unreadable:
+                if (same_name or unreadable) and not spellings:
+                    # Either side may have misheard the name; the letters settle it.
                     spellings = 1
-                    spelled = yield from self._spell_name()
-                    if spelled is not None and spelled != name:
-                        identity.disputed.add("name")
-                        identity.reject(name)
-                        identity.confirm("number")
-                continue
-            if kind == "no" and not heard_number and not heard_name and not re.search(r"\d", reply):
-                # Refused, with a correction that did not come through as a name or a
-                # number ("It's Rosalomale."): digits survive a line, names do not.
-                if not spellings:
-                    spellings = 1
-                    spelled = yield from self._spell_name()
-                    if spelled is not None and spelled != name:
-                        identity.disputed.add("name")
-                        identity.reject(name)
-                        identity.confirm("number")
+                    yield from self._spell_against(name)
                 continue
             # The caller corrects the first thing that was wrong: digits mean the number.
             if heard_number or re.search(r"\d", reply):
@@ -906,6 +895,16 @@ class ReferenceAgent:
                     spellings = 1  # heard wrong twice: its letters, not its sound
                     yield from self._spell_name()
         return False
+
+    def _spell_against(self, name: str | None) -> Script[None]:
+        """Have the name spelled; a spelling that differs from ``name`` (read back) refutes
+        it, and says the number read back with it was right."""
+        identity = self._state.identity
+        spelled = yield from self._spell_name()
+        if spelled is not None and spelled != name:
+            identity.disputed.add("name")
+            identity.reject(name)
+            identity.confirm("number")
 
     def _spell_name(self) -> Script[str | None]:
         """Ask the caller to spell the first and the last name, one at a time; the name
