@@ -41,12 +41,14 @@ from typing import Any, Literal, TypeVar
 
 from vamos_env.clock import TODAY
 from vamos_env.speech import (
+    NAME_PARTICLES,
     find_counts,
     find_dates,
     find_digit_strings,
     find_money,
     find_numbers,
     find_spelled,
+    last_name,
     render,
 )
 
@@ -55,6 +57,7 @@ T = TypeVar("T")
 Script = Generator[Action, str, T]
 
 GREETING = "Thank you for calling Acme Energy, this is Rory."
+FACTOR_AGAIN = "The card's last four, postal code or last bill?"
 CLOSING = "Thank you for calling Acme Energy. A colleague will be with you in a moment."
 MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august",
@@ -295,9 +298,7 @@ _CHALLENGE = re.compile(
     re.IGNORECASE,
 )
 _INTERRUPTION = _rx(r"keep it short", r"get to the point", r"short version", r"stop")
-_NAME_PARTICLES = frozenset(
-    {"van", "von", "der", "den", "de", "di", "da", "del", "della", "la", "le", "du", "bin", "al"}
-)
+_NAME_PARTICLES = NAME_PARTICLES
 # Capitalised words that start a sentence or name a thing rather than a person.
 _NOT_NAMES = frozenset(
     {
@@ -351,7 +352,12 @@ def find_name(text: str) -> str | None:
             best = run
         run = []
 
-    for match in _WORD.finditer(text.replace("\u2019", "'")):
+    text = text.replace("\u2019", "'")
+    gap_from = 0
+    for match in _WORD.finditer(text):
+        if re.search(r"\d", text[gap_from : match.start()]):
+            close()  # "For 0 7 9 5 6 9 9 6 Preyah Brennan": digits end a name
+        gap_from = match.end()
         token = match.group(0)
         word = token.rstrip(".,;:!?")
         ends = token != word
@@ -443,11 +449,16 @@ class Identity:
         the name, with those parts as spelled (a recogniser mishears a name the same way
         each time it is said, but not its letters); it votes with the others."""
         base = self.name or (self.names[-1] if self.names else None)
+        if base is None and {0, -1} <= spelled.keys():
+            base = f"{spelled[0]} {spelled[-1]}"  # never heard as a name: the letters are it
         if base is None or not spelled:
             return None
         words = base.split()
-        for index, word in spelled.items():
-            words[index] = word
+        for index, word in sorted(spelled.items(), reverse=True):
+            if index == 0:
+                words[:1] = word.split()
+            else:  # the surname, with the particles it starts with ("Van Horn")
+                words[len(words) - len(last_name(" ".join(words)).split()) :] = word.split()
         name = " ".join(words)
         self.names.append(name)
         self._settle()
@@ -766,12 +777,26 @@ class ReferenceAgent:
         reply = yield from self._say(f"{GREETING} Your account number and full name, please?")
         identity.hear_number_and_name(reply)
         asked_factor = False
+        name_asks, number_asks, spellings = 0, 0, 0
         for attempt in range(3):
             for _ in range(4):
                 if identity.account_number and identity.name:
                     break
-                missing = "account number" if not identity.account_number else "full name"
-                reply = yield from self._say(f"Sorry, could you give me your {missing}?")
+                if identity.account_number and name_asks and spellings < 2:
+                    # Asked again and still not a name ("Y'all land a brew baker."): a
+                    # recogniser mishears a name the same way each time, not its letters.
+                    spellings += 1
+                    yield from self._spell_name()
+                    continue
+                if not identity.account_number and number_asks:
+                    # Asked again and still not nine digits: a digit lost on the line.
+                    question = "Sorry, could you say the account number one digit at a time?"
+                else:
+                    missing = "account number" if not identity.account_number else "full name"
+                    question = f"Sorry, could you give me your {missing}?"
+                name_asks += bool(identity.account_number)
+                number_asks += not identity.account_number
+                reply = yield from self._say(question)
                 identity.hear_number_and_name(reply)
             confirmed = identity.confirmed >= {"number", "name"}
             if identity.account_number and identity.name and not confirmed:
@@ -787,9 +812,14 @@ class ReferenceAgent:
             for _ in range(2):
                 if identity.second_factor:
                     break
-                reply = yield from self._say(
-                    "Sorry, I didn't catch that. The card's last four, postal code or last bill?"
-                )
+                if re.search(r"\d", reply) and not _MONEY_WORD.search(reply):
+                    # Digits, but not four or five of them ("Card ends in 005."): one lost.
+                    question = (
+                        "Sorry, I didn't catch all of it. Could you say those digits one at a time?"
+                    )
+                else:
+                    question = "Sorry, I didn't catch that. " + FACTOR_AGAIN
+                reply = yield from self._say(question)
                 identity.hear_factor(reply)
             if identity.second_factor and ("." not in identity.second_factor or attempt):
                 # Digits are read back; a bill amount only once a check has failed with the

@@ -228,6 +228,53 @@ def test_spelled_letters_lost_on_the_line_are_read_from_their_words(
     assert_solved(played)
 
 
+def test_a_name_never_heard_as_one_is_spelled(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # "Yolanda Brubaker" through Whisper, every time: no run of capitalised words, so no
+    # name at all to read back. Asked once more, then spelled.
+    task = next(t for t in exam if t.caller.full_name == "Kwame Novak")
+    played = play_call(task, ReferenceAgent(), channel=Mishears("Kwame Novak", "quite a novel"))
+    said = _agent_said(played)
+    assert sum("could you give me your full name" in text for text in said) == 1, said
+    assert any("spell your first name" in text for text in said), played.describe()
+    assert _arguments(played, "verify_caller")[0]["name_on_account"] == "Kwame Novak"
+    assert_solved(played)
+
+
+def test_a_surname_with_a_particle_is_spelled_whole(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # "Elena Van Horn" heard as "Elena Banhorn", then "Alina Van Horn": the caller spells
+    # "Van Horn" with a space in it, and the listener takes both words as the surname.
+    task = next(t for t in exam if t.caller.full_name == "Elena Van Horn")
+    channel = Mishears("Elena Van Horn", "Alina Banhorn")
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    turns = played.episode.transcript.turns
+    assert any("V as in Victor, A as in Alfa, N as in November, space, H as in Hotel" in t.text
+               for t in turns if t.speaker == "caller"), played.describe()  # fmt: skip
+    assert _arguments(played, "verify_caller")[0]["name_on_account"] == "Elena Van Horn"
+    assert_solved(played)
+
+
+def test_digits_lost_on_the_line_are_asked_for_one_at_a_time(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # "Card ends in 0005" comes through as "005" each time it is said; one digit at a time
+    # ("Zero, zero, zero, five.") it comes through.
+    task = next(t for t in exam if t.caller.second_factor.value == "0005")
+    played = play_call(task, ReferenceAgent(), channel=Mishears("0005", "005"))
+    said = _agent_said(played)
+    assert any("one at a time" in text for text in said), played.describe()
+    assert _arguments(played, "verify_caller")[0]["second_factor"] == "0005"
+    assert_solved(played)
+
+
+def test_digits_before_a_name_are_not_part_of_it() -> None:
+    assert find_name("For 0 7 9 5 6 9 9 6 Preyah Brennan") == "Preyah Brennan"
+    assert find_name("It's 4417-90781, Dana Whitfield.") == "Dana Whitfield"
+
+
 def _arrangement_task(exam: tuple[Task, ...], kind: str, term: int) -> Task:
     return next(
         t

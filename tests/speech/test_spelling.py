@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vamos_env.speech import SPELLING_ALPHABET, find_spelled, spelled
+from vamos_env.speech import SPELLING_ALPHABET, find_spelled, last_name, spelled
 
 
 @pytest.mark.parametrize("name", ["Kwame", "Novak", "Whitfield", "Zoe", "Xiomara", "Quincy"])
@@ -67,3 +67,20 @@ def test_nothing_spelled(heard: str) -> None:
 def test_a_word_without_letters_cannot_be_spelled() -> None:
     with pytest.raises(ValueError, match="no letters"):
         spelled("4417")
+
+
+def test_a_surname_of_two_words_is_spelled_with_a_space() -> None:
+    assert last_name("Elena Van Horn") == "Van Horn"
+    assert last_name("Gregory Ann Moreau") == "Moreau"
+    assert last_name("Van Morrison") == "Morrison"  # the first word is the first name
+    said = spelled("Van Horn")
+    assert "N as in November, space, H as in Hotel" in said
+    assert find_spelled(said) == "Van Horn"
+
+
+def test_a_letter_split_from_its_word_by_a_comma_is_one_letter() -> None:
+    # Whisper on "O as in Oscar" and "U as in Uniform": "Oh, as an Oscar", "he was in uniform".
+    heard = ("And as in Mike, oh, as an Oscar, or as in Romeo, he as an echo, as an alpha, he "
+             "was in uniform.")  # fmt: skip
+    assert find_spelled(heard) == "Moreau"
+    assert find_spelled("D is in golf. R is in Romeo. Oh, as an Oscar.") == "Gro"

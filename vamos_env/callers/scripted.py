@@ -52,7 +52,7 @@ from vamos_env.envs.energy.tasks.schema import (
     SecondFactorKind,
     Task,
 )
-from vamos_env.speech import Mention, find_counts, normalise, spelled
+from vamos_env.speech import Mention, find_counts, last_name, normalise, spelled
 
 T = TypeVar("T")
 
@@ -132,6 +132,9 @@ _SPELL = re.compile(
     re.IGNORECASE,
 )
 _SPELL_WITH_WORDS = re.compile(r"\bas in\b|\bwords?\b.{0,12}\bletters?\b", re.IGNORECASE)
+# "Could you say those digits one at a time?", "... digit by digit?"
+_ONE_AT_A_TIME = re.compile(r"\bone (?:digit |number )?at a time\b|\bdigit by digit\b", re.I)
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -369,6 +372,10 @@ class ScriptedCaller:
         spelled = self._spelled(question.text)
         if spelled is not None:  # "Could you spell your first name for me?"
             return self._utter("identity", prefix=prefix, key=f"spell:{spelled}", text=spelled)
+        one_by_one = self._one_digit_at_a_time(question.text)
+        if one_by_one is not None:  # "Could you say those digits one at a time?"
+            key = f"digits:{one_by_one}"
+            return self._utter("identity", prefix=prefix, key=key, text=one_by_one)
         # "Is your account number 4417-...?", "Is the name Dana Whitman?" read a detail back.
         named = question.yes_no and any(self._name_readback(question.text))
         checks = heard.readback or named or (question.yes_no and _carries_values(question))
@@ -460,10 +467,25 @@ class ScriptedCaller:
         if which == "first":
             parts = parts[:1]
         elif which in ("last", "sur", "family"):
-            parts = parts[-1:]
+            parts = [last_name(self.brief.full_name)]  # "Van Horn", particles and all
         # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words.
         with_words = _SPELL_WITH_WORDS.search(text) is not None
         return " ".join(spelled(part, with_words=with_words) for part in parts)
+
+    def _one_digit_at_a_time(self, text: str) -> str | None:
+        """The account number (when the question names it) or the card's or postal code's
+        digits said one by one, "Zero, zero, zero, five."; None when not asked so."""
+        if not _ONE_AT_A_TIME.search(text):
+            return None
+        factor = self.brief.second_factor
+        if re.search(r"\baccount\b", text, re.IGNORECASE):
+            value = self.brief.account_number
+        elif factor.kind != "last_bill_amount":
+            value = factor.value
+        else:
+            return None  # an amount is said as an amount
+        words = ", ".join(_DIGIT_WORDS[int(d)] for d in value if d.isdigit())
+        return words[:1].upper() + words[1:] + "."
 
     def _name_readback(self, text: str) -> tuple[bool, bool]:
         """(read back wrong, read back right) for the caller's name in ``text``.

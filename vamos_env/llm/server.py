@@ -52,21 +52,27 @@ _DOUBLED = '{{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}}
 _SINGLE = '{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}'
 
 
-def default_threads() -> int:
-    """``VAMOS_LLM_THREADS``, else every CPU. On a machine other work keeps busy, fewer
-    threads can be faster: llama.cpp's threads wait for each other at every step."""
-    raw = os.environ.get("VAMOS_LLM_THREADS", "")
+def default_threads(variable: str = "VAMOS_LLM_THREADS") -> int:
+    """``VAMOS_LLM_THREADS`` (generation), else every CPU. On a machine other work keeps
+    busy, fewer threads can be faster: llama.cpp's threads wait for each other at every
+    generated token."""
+    raw = os.environ.get(variable, "")
     if raw.strip():
         try:
             value = int(raw)
         except ValueError:
             value = 0
         if value < 1:
-            raise LocalServerError(
-                f"expected VAMOS_LLM_THREADS to be a whole number >= 1, got {raw!r}"
-            )
+            raise LocalServerError(f"expected {variable} to be a whole number >= 1, got {raw!r}")
         return value
     return os.cpu_count() or 1
+
+
+def default_batch_threads() -> int:
+    """``VAMOS_LLM_BATCH_THREADS`` (reading a prompt), else every CPU. A prompt is read in
+    batches of hundreds of tokens, so threads wait for each other once per batch, not
+    once per token: every core helps there even where generation is best on one."""
+    return default_threads("VAMOS_LLM_BATCH_THREADS")
 
 
 class LocalServerError(RuntimeError):
@@ -88,6 +94,7 @@ class ServerSettings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     threads: int = field(default_factory=lambda: default_threads())
+    batch_threads: int = field(default_factory=default_batch_threads)
     context: int = 16384  # tokens per slot
     slots: int = 2
     cache_ram_mib: int = 2048
@@ -160,7 +167,7 @@ class LocalServer:
         params.n_parallel = settings.slots
         params.n_ctx = settings.context * settings.slots
         params.cpuparams.n_threads = settings.threads
-        params.cpuparams_batch.n_threads = settings.threads
+        params.cpuparams_batch.n_threads = settings.batch_threads
         params.cache_ram_mib = settings.cache_ram_mib
         params.n_predict = settings.max_reply_tokens
         params.use_jinja = True

@@ -41,7 +41,13 @@ from vamos_env.speech.render import (
     ordinal,
     year_spoken,
 )
-from vamos_env.speech.spelling import SPELLING_ALPHABET, find_spelled, spelled
+from vamos_env.speech.spelling import (
+    NAME_PARTICLES,
+    SPELLING_ALPHABET,
+    find_spelled,
+    last_name,
+    spelled,
+)
 
 
 def clear_cache() -> None:
@@ -50,6 +56,7 @@ def clear_cache() -> None:
 
 
 __all__ = [
+    "NAME_PARTICLES",
     "SPELLING_ALPHABET",
     "Amount",
     "Count",
@@ -70,6 +77,7 @@ __all__ = [
     "find_numbers",
     "find_rates",
     "find_spelled",
+    "last_name",
     "mentions_near",
     "money",
     "normalise",

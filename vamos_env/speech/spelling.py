@@ -27,9 +27,29 @@ _LETTER_OF |= {"alpha": "A", "juliet": "J", "whisky": "W", "xray": "X"}
 # ("is in", "has in", "as an").
 _AS_IN = re.compile(r"\b(?:as|is|has|was|like)\s+(?:in|an)\s+(?P<word>[A-Za-z]+)", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?")
-# The marks inside a name ("Walsh-Obi", "O'Malley"), said as words.
-_MARKS = {"hyphen": "-", "dash": "-", "apostrophe": "'"}
-_MARK_WORDS = {"-": "hyphen", "'": "apostrophe"}
+# The marks inside a name ("Walsh-Obi", "O'Malley", "Van Horn"), said as words.
+_MARKS = {"hyphen": "-", "dash": "-", "apostrophe": "'", "space": " "}
+_MARK_WORDS = {"-": "hyphen", "'": "apostrophe", " ": "space"}
+# The small words a surname may start with ("Van Horn", "de la Cruz"): a caller asked for
+# the last name spells them too, and a listener takes them as part of it.
+NAME_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "di", "da", "del", "della", "la", "le", "du", "bin", "al"}
+)
+# A stretch that starts at the joint ("as in Oscar"): the letter before it was split off
+# by a comma a recogniser put in ("Oh, as an Oscar").
+_STARTS_AT_JOINT = re.compile(r"^\s*(?:as|is|has|was|like)\s+(?:in|an)\b", re.IGNORECASE)
+
+
+def last_name(full_name: str) -> str:
+    """The surname of ``full_name``: its last word with the particles before it
+    ("Elena Van Horn" -> "Van Horn"); the first word is never part of it."""
+    words = full_name.split()
+    start = len(words) - 1
+    while start > 1 and words[start - 1].lower() in NAME_PARTICLES:
+        start -= 1
+    return " ".join(words[start:])
+
+
 # How close a heard word must be to an alphabet word to be it ("Lina" for Lima).
 _CLOSE = 0.75
 
@@ -38,6 +58,7 @@ def spelled(word: str, *, with_words: bool = True) -> str:
     """``word`` spelled out: "K as in Kilo, W as in Whiskey, ..." or, without words,
     "K W A M E." (letters only; what a caller says when simply asked to spell). A hyphen
     or an apostrophe in the name is said as one ("O, apostrophe, M, ...")."""
+    word = " ".join(word.split())
     characters = [c.upper() if c.isalpha() else c for c in word if c.isalpha() or c in _MARK_WORDS]
     if not any(c.isalpha() for c in characters):
         raise ValueError(f"cannot spell {word!r}: it has no letters")
@@ -65,7 +86,12 @@ def find_spelled(text: str) -> str | None:
     the letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
     "hyphen" and "apostrophe" keep their marks.
     """
-    stretches = [part for part in re.split(r"[,.;:?!]+", text) if part.strip()]
+    stretches: list[str] = []
+    for part in (p for p in re.split(r"[,.;:?!]+", text) if p.strip()):
+        if stretches and _STARTS_AT_JOINT.match(part) and not _stretch(stretches[-1]):
+            stretches[-1] += " " + part  # "Oh, as an Oscar": one letter, split by a comma
+        else:
+            stretches.append(part)
     read = [_stretch(part) for part in stretches]
     with_words = [bool(_AS_IN.search(part) or _alphabet_words(part)) for part in stretches]
     if any(with_words) and sum(len(p) for ps in read for p in ps if p.isalpha()) >= 2:
@@ -81,9 +107,9 @@ def find_spelled(text: str) -> str | None:
                 pieces.append(_MARKS[token.lower()])
     if sum(len(p) for p in pieces if p.isalpha()) < 2:
         return None
-    word = "".join(pieces).strip("-'")
-    # Each part of the name capitalised: "Walsh-Obi", "O'Malley".
-    return re.sub(r"(^|[-'])([a-z])", lambda m: m[1] + m[2].upper(), word.lower())
+    word = " ".join("".join(pieces).split()).strip("-' ")
+    # Each part of the name capitalised: "Walsh-Obi", "O'Malley", "Van Horn".
+    return re.sub(r"(^|[-' ])([a-z])", lambda m: m[1] + m[2].upper(), word.lower())
 
 
 def _stretch(part: str) -> list[str]:
