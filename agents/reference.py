@@ -298,7 +298,6 @@ _CHALLENGE = re.compile(
     re.IGNORECASE,
 )
 _INTERRUPTION = _rx(r"keep it short", r"get to the point", r"short version", r"stop")
-_NAME_PARTICLES = NAME_PARTICLES
 # Capitalised words that start a sentence or name a thing rather than a person.
 _NOT_NAMES = frozenset(
     {
@@ -346,7 +345,7 @@ def find_name(text: str) -> str | None:
 
     def close() -> None:
         nonlocal best, run
-        while run and run[-1].lower() in _NAME_PARTICLES:
+        while run and run[-1].lower() in NAME_PARTICLES:
             run.pop()
         if len(run) > len(best):
             best = run
@@ -362,7 +361,7 @@ def find_name(text: str) -> str | None:
         word = token.rstrip(".,;:!?")
         ends = token != word
         capital = word[:1].isupper() and word.lower() not in _NOT_NAMES
-        if capital or (run and word.lower() in _NAME_PARTICLES):
+        if capital or (run and word.lower() in NAME_PARTICLES):
             run.append(word)
         else:
             close()
@@ -454,11 +453,10 @@ class Identity:
         if base is None or not spelled:
             return None
         words = base.split()
-        for index, word in sorted(spelled.items(), reverse=True):
-            if index == 0:
-                words[:1] = word.split()
-            else:  # the surname, with the particles it starts with ("Van Horn")
-                words[len(words) - len(last_name(" ".join(words)).split()) :] = word.split()
+        if -1 in spelled:  # the surname, with the particles it starts with ("Van Horn")
+            words[len(words) - len(last_name(base).split()) :] = spelled[-1].split()
+        if 0 in spelled:
+            words[:1] = spelled[0].split()
         name = " ".join(words)
         self.names.append(name)
         self._settle()

@@ -8,7 +8,7 @@ import pytest
 from vamos_env.callers.base import Caller, HangUp, Utterance
 from vamos_env.callers.scripted import ScriptedCaller
 from vamos_env.channel import TextChannel
-from vamos_env.speech import find_digit_strings
+from vamos_env.speech import find_digit_strings, number
 
 
 def acts(caller: ScriptedCaller) -> list[str]:
@@ -119,9 +119,6 @@ def test_a_name_read_back_with_no_part_right_is_wrong(tasks) -> None:
     assert acts(caller)[-1] == "readback_right" and "yes" in right.text.lower()
 
 
-DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
 def test_spells_its_name_when_asked(tasks) -> None:
     caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
     caller.open()
@@ -141,7 +138,7 @@ def test_says_digits_one_at_a_time_when_asked(tasks) -> None:
     caller.open()
     account = caller.hear("Sorry, could you say the account number one digit at a time?").text
     digits = caller.brief.account_number.replace("-", "")
-    assert account.lower().rstrip(".").split(", ")[0] == DIGITS[int(digits[0])]
+    assert account.lower().rstrip(".").split(", ")[0] == number(int(digits[0]))
     assert len(account.split(", ")) == 9, account
     factor = caller.brief.second_factor
     said = caller.hear("Sorry, I didn't catch all of it. Could you say those digits one at a time?")
@@ -149,7 +146,7 @@ def test_says_digits_one_at_a_time_when_asked(tasks) -> None:
         assert "one at a time" not in said.text
     else:
         spoken = said.text.lower().rstrip(".").split(", ")
-        assert spoken == [DIGITS[int(d)] for d in factor.value], said.text
+        assert spoken == [number(int(d)) for d in factor.value], said.text
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,7 @@ from vamos_env.envs.energy.tasks.schema import (
     SecondFactorKind,
     Task,
 )
-from vamos_env.speech import Mention, find_counts, last_name, normalise, spelled
+from vamos_env.speech import Mention, find_counts, last_name, normalise, number, spelled
 
 T = TypeVar("T")
 
@@ -134,7 +134,6 @@ _SPELL = re.compile(
 _SPELL_WITH_WORDS = re.compile(r"\bas in\b|\bwords?\b.{0,12}\bletters?\b", re.IGNORECASE)
 # "Could you say those digits one at a time?", "... digit by digit?"
 _ONE_AT_A_TIME = re.compile(r"\bone (?:digit |number )?at a time\b|\bdigit by digit\b", re.I)
-_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -484,7 +483,7 @@ class ScriptedCaller:
             value = factor.value
         else:
             return None  # an amount is said as an amount
-        words = ", ".join(_DIGIT_WORDS[int(d)] for d in value if d.isdigit())
+        words = ", ".join(number(int(d)) for d in value if d.isdigit())
         return words[:1].upper() + words[1:] + "."
 
     def _name_readback(self, text: str) -> tuple[bool, bool]:

@@ -57,7 +57,8 @@ _CLOSE = 0.75
 def spelled(word: str, *, with_words: bool = True) -> str:
     """``word`` spelled out: "K as in Kilo, W as in Whiskey, ..." or, without words,
     "K W A M E." (letters only; what a caller says when simply asked to spell). A hyphen
-    or an apostrophe in the name is said as one ("O, apostrophe, M, ...")."""
+    or an apostrophe in the name is said as one ("O, apostrophe, M, ..."), and so is the
+    space between the words of a surname ("N, space, H" in "Van Horn")."""
     word = " ".join(word.split())
     characters = [c.upper() if c.isalpha() else c for c in word if c.isalpha() or c in _MARK_WORDS]
     if not any(c.isalpha() for c in characters):
@@ -84,15 +85,16 @@ def find_spelled(text: str) -> str | None:
     that gives none loses a letter, and a spelling with a letter lost is not taken (a
     wrong spelling would refute a right hearing). Without any such words it is read from
     the letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
-    "hyphen" and "apostrophe" keep their marks.
+    "hyphen", "apostrophe" and "space" keep their marks.
     """
     stretches: list[str] = []
+    read: list[list[str]] = []
     for part in (p for p in re.split(r"[,.;:?!]+", text) if p.strip()):
-        if stretches and _STARTS_AT_JOINT.match(part) and not _stretch(stretches[-1]):
-            stretches[-1] += " " + part  # "Oh, as an Oscar": one letter, split by a comma
-        else:
-            stretches.append(part)
-    read = [_stretch(part) for part in stretches]
+        if stretches and not read[-1] and _STARTS_AT_JOINT.match(part):
+            part = stretches.pop() + " " + part  # "Oh, as an Oscar": one letter, split by a comma
+            read.pop()
+        stretches.append(part)
+        read.append(_stretch(part))
     with_words = [bool(_AS_IN.search(part) or _alphabet_words(part)) for part in stretches]
     if any(with_words) and sum(len(p) for ps in read for p in ps if p.isalpha()) >= 2:
         if any(not pieces for pieces in read):
