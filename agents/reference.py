@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -47,10 +48,12 @@ from vamos_env.speech import (
     find_digit_strings,
     find_money,
     find_numbers,
-    find_spelled,
+    fits_spelling,
     last_name,
     render,
+    spelling_pattern,
 )
+from vamos_env.speech.spelling import LOST
 
 Action = dict[str, Any]
 T = TypeVar("T")
@@ -429,6 +432,12 @@ class Identity:
             self.factors.append(bare[1] + bare[2])
             self._settle()
             return True
+        for whole, part in _DECIMAL_DIGITS.findall(text):
+            if whole.startswith("0") and len(whole + part) == 4 and not _MONEY_WORD.search(text):
+                # "Ends in 0.505": four digits with a leading zero, written as a decimal.
+                self.factors.append(whole + part)
+                self._settle()
+                return True
         amounts = [m.value for m in find_money(text)]
         if amounts:
             self.factors.append(f"{amounts[0] // 100}.{amounts[0] % 100:02d}")
@@ -446,7 +455,17 @@ class Identity:
     def hear_spelled(self, spelled: dict[int, str]) -> str | None:
         """The caller spelled the name's first (0) and last (-1) parts: one more hearing of
         the name, with those parts as spelled (a recogniser mishears a name the same way
-        each time it is said, but not its letters); it votes with the others."""
+        each time it is said, but not its letters); it votes with the others.
+
+        A part whose spelling lost letters ("E?En?") is the part of an earlier hearing
+        that fits it ("Elena" from "Elena Banhorn", not "Alina"), the most heard one
+        winning; with none that fits, the spelling of that part is not used.
+        """
+        spelled = {
+            index: word
+            for index, pattern in spelled.items()
+            if (word := self._fitting(index, pattern)) is not None
+        }
         base = self.name or (self.names[-1] if self.names else None)
         if base is None and {0, -1} <= spelled.keys():
             base = f"{spelled[0]} {spelled[-1]}"  # never heard as a name: the letters are it
@@ -498,6 +517,18 @@ class Identity:
         self.confirmed.clear()
         self._settle()
 
+    def _fitting(self, index: int, pattern: str) -> str | None:
+        """The spelled part itself, or, for one with letters lost, the heard part that fits."""
+        if LOST not in pattern:
+            return pattern
+        parts = [
+            name.split()[0] if index == 0 else last_name(name)
+            for name in [*self.names, *self.rejected]
+            if not re.search(r"\d", name) and len(name.split()) >= 2
+        ]
+        fits = Counter(part for part in parts if fits_spelling(part, pattern))
+        return fits.most_common(1)[0][0] if fits else None
+
     def _settle(self) -> None:
         # A value every hearing of which the caller refused is unknown (asked again), not
         # the last refused guess offered once more.
@@ -514,6 +545,7 @@ class Identity:
 
 
 # A number written with a decimal point and no currency: "193.82".
+_DECIMAL_DIGITS = re.compile(r"(?<![$\d.,])(\d+)\.(\d+)(?![\d,])")
 _BARE_DECIMAL = re.compile(r"(?<![$\d.,])(\d{3})\.(\d{2})(?![\d,])")
 _MONEY_WORD = re.compile(r"\$|\bdollars?\b|\bcents?\b|\bbill\b|\bamount\b", re.IGNORECASE)
 
@@ -948,7 +980,7 @@ class ReferenceAgent:
             (-1, "And could you spell your last name, a word for each letter?"),
         ):
             reply = yield from self._say(question)
-            word = find_spelled(reply)
+            word = spelling_pattern(reply)
             if word is not None:
                 spelled[index] = word
         return self._state.identity.hear_spelled(spelled)
@@ -1304,8 +1336,10 @@ class ReferenceAgent:
     ) -> Script[tuple[dict[str, Any] | None, str]]:
         """Ask which card; the caller names it by its last four."""
         reply = yield from self._say(question)
-        for attempt in range(2):
+        for attempt in range(3):
             said = {re.sub(r"\D", "", m.value)[-4:] for m in find_digit_strings(reply)}
+            # "Ending 0.069": a recogniser writes four digits with leading zeros as a decimal.
+            said |= {a + b for a, b in _DECIMAL_DIGITS.findall(reply) if len(a + b) == 4}
             for card in cards:
                 if str(card.get("last4")) in said:
                     return card, reply
@@ -1317,6 +1351,12 @@ class ReferenceAgent:
             if attempt == 0:
                 endings = " or ".join(self._digits(str(c.get("last4"))) for c in cards)
                 reply = yield from self._say(f"I have cards ending {endings}. Which one?")
+            elif attempt == 1:
+                # Heard twice and still none of them: a digit is lost the same way each time.
+                reply = yield from self._say(
+                    "Sorry, I didn't catch it. Could you say the card's last four digits one "
+                    "at a time?"
+                )
         return None, reply
 
     # --- payment arrangements ---------------------------------------------------------------

@@ -18,13 +18,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vamos_env.agents.reference import ReferenceAgent, find_name, reply_kind, understand
+from vamos_env.agents.reference import (
+    Identity,
+    ReferenceAgent,
+    find_name,
+    reply_kind,
+    understand,
+)
 from vamos_env.callers.base import HangUp, Utterance
 from vamos_env.callers.scripted import ScriptedCaller
 from vamos_env.channel.text import TextChannel
 from vamos_env.envs.energy.session import CallSession
 from vamos_env.envs.energy.tasks.schema import Task, load_task_set
 from vamos_env.grading import CodeVerifier, Timeline
+from vamos_env.speech import number
 from vamos_env.types import Transcript, Turn
 
 EXAM = Path(__file__).resolve().parents[2] / "envs" / "energy" / "tasks" / "data" / "exam.json"
@@ -257,6 +264,72 @@ def test_a_surname_with_a_particle_is_spelled_whole(
     assert_solved(played)
 
 
+class HearsTheNameTwoWays(TextChannel):
+    """A line that first hears "Elena Van Horn" as "Elena Banhorn", then as "Alina Van Horn"
+    (a hearing that outvotes the right first name), and loses two letters of the first
+    name's spelling, as Whisper did with the angry voice ("Alice and Lena" for "L as in
+    Lima", "Eisenhower" for "A as in Alfa")."""
+
+    def __init__(self) -> None:
+        super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
+        self.hearings = 0
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        if "Elena Van Horn" in caller_text:
+            self.hearings += 1
+            heard = "Elena Banhorn" if self.hearings == 1 else "Alina Van Horn"
+            caller_text = caller_text.replace("Elena Van Horn", heard)
+        caller_text = caller_text.replace("L as in Lima", "Alice and Lena")
+        caller_text = caller_text.replace("N as in November, A as in Alfa.", "N, Eisenhower.")
+        return super().to_agent(caller_text)
+
+
+def test_a_spelling_with_letters_lost_settles_on_the_hearing_it_fits(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # "E ? E N ?" fits "Elena" (heard once), not "Alina" (heard more often).
+    task = next(t for t in exam if t.caller.full_name == "Elena Van Horn")
+    played = play_call(task, ReferenceAgent(), channel=HearsTheNameTwoWays())
+    heard = [turn.heard or "" for turn in played.episode.transcript.turns]
+    assert any("Alice and Lena" in text for text in heard), played.describe()
+    assert _arguments(played, "verify_caller")[0]["name_on_account"] == "Elena Van Horn"
+    assert_solved(played)
+
+
+def _card_choice_task(exam: tuple[Task, ...]) -> tuple[Task, str]:
+    """A task whose caller picks a card by its last four, and that card's last four."""
+    for task in exam:
+        for request in task.requests:
+            for consent in request.consent:
+                card = consent.values.get("card_last4")
+                if isinstance(card, str) and card.startswith("0"):
+                    return task, card
+    raise AssertionError("no exam task picks a card whose last four start with a zero")
+
+
+def test_a_card_heard_as_a_decimal_is_its_four_digits(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # Whisper writes "ending 0069" as "ending 0.069".
+    task, card = _card_choice_task(exam)
+    played = play_call(task, ReferenceAgent(), channel=Mishears(card, f"{card[0]}.{card[1:]}"))
+    assert not any("Which one?" in text for text in _agent_said(played)), played.describe()
+    assert_solved(played)
+
+
+def test_a_card_not_heard_twice_is_asked_for_one_digit_at_a_time(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    task, card = _card_choice_task(exam)
+    played = play_call(task, ReferenceAgent(), channel=Mishears(f"ending {card}", "ending"))
+    said = _agent_said(played)
+    assert any("last four digits one at a time" in text for text in said), played.describe()
+    spoken = ", ".join(number(int(d)) for d in card)
+    turns = played.episode.transcript.turns
+    assert any(spoken in t.text.lower() for t in turns if t.speaker == "caller")
+    assert_solved(played)
+
+
 def test_digits_lost_on_the_line_are_asked_for_one_at_a_time(
     exam: tuple[Task, ...], play_call: Callable[..., Played]
 ) -> None:
@@ -268,6 +341,21 @@ def test_digits_lost_on_the_line_are_asked_for_one_at_a_time(
     assert any("one at a time" in text for text in said), played.describe()
     assert _arguments(played, "verify_caller")[0]["second_factor"] == "0005"
     assert_solved(played)
+
+
+@pytest.mark.parametrize(
+    ("heard", "factor"),
+    [
+        ("The card on file ends in 0.505.", "0505"),  # four digits written as a decimal
+        ("Zip's 193.82.", "19382"),  # five digits written as a decimal
+        ("My last bill was $84.12.", "84.12"),
+        ("It ends in 0505.", "0505"),
+    ],
+)
+def test_a_second_factor_is_read_however_the_recogniser_wrote_it(heard: str, factor: str) -> None:
+    identity = Identity()
+    assert identity.hear_factor(heard)
+    assert identity.factors == [factor]
 
 
 def test_digits_before_a_name_are_not_part_of_it() -> None:

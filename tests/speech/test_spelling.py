@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vamos_env.speech import SPELLING_ALPHABET, find_spelled, last_name, spelled
+from vamos_env.speech import (
+    SPELLING_ALPHABET,
+    find_spelled,
+    fits_spelling,
+    last_name,
+    spelled,
+    spelling_pattern,
+)
 
 
 @pytest.mark.parametrize("name", ["Kwame", "Novak", "Whitfield", "Zoe", "Xiomara", "Quincy"])
@@ -84,3 +91,17 @@ def test_a_letter_split_from_its_word_by_a_comma_is_one_letter() -> None:
              "was in uniform.")  # fmt: skip
     assert find_spelled(heard) == "Moreau"
     assert find_spelled("D is in golf. R is in Romeo. Oh, as an Oscar.") == "Gro"
+
+
+def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> None:
+    # "E as in Echo, L as in Lima, E as in Echo, N as in November, A as in Alfa" in the angry
+    # voice through Whisper: two stretches give no letter, and each is one letter lost.
+    heard = "He has an echo, Alice and Lena. He has an echo, and as in November, Eisenhower."
+    pattern = spelling_pattern(heard)
+    assert pattern == "E?en?"
+    assert find_spelled(heard) is None
+    assert fits_spelling("Elena", pattern)
+    assert not fits_spelling("Alina", pattern)  # the first letter came through as E
+    assert not fits_spelling("Elen", pattern) and not fits_spelling("Elenas", pattern)
+    assert spelling_pattern(spelled("Kwame")) == "Kwame"
+    assert spelling_pattern("Yes, that's right.") is None

@@ -138,6 +138,12 @@ _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def _digit_by_digit(value: str) -> str:
+    """The digits of ``value`` said one by one: "Zero, zero, zero, five."."""
+    words = ", ".join(number(int(d)) for d in value if d.isdigit())
+    return words[:1].upper() + words[1:] + "."
+
+
 def _letters_of(words: list[str]) -> str:
     """A name's letters alone, lower-cased: "O'Malley" and "Omalley" are one name."""
     return "".join(c for w in words for c in w.lower() if c.isalpha())
@@ -483,8 +489,7 @@ class ScriptedCaller:
             value = factor.value
         else:
             return None  # an amount is said as an amount
-        words = ", ".join(number(int(d)) for d in value if d.isdigit())
-        return words[:1].upper() + words[1:] + "."
+        return _digit_by_digit(value)
 
     def _name_readback(self, text: str) -> tuple[bool, bool]:
         """(read back wrong, read back right) for the caller's name in ``text``.
@@ -760,6 +765,10 @@ class ScriptedCaller:
         if own is not None:  # "Would you like it over how many months?" asks, not offers
             return self._utter("private_fact", prefix=prefix, say=own[0], value=own[1])
         fact = self._private_fact(asked) if heard.focus is not None else None
+        if fact is not None and _ONE_AT_A_TIME.search(asked.text) and re.search(r"\d", fact.value):
+            # "Could you say the card's last four digits one at a time?"
+            say = _digit_by_digit(fact.value)
+            return self._utter("private_fact", prefix=prefix, say=say, value=fact.value)
         if not heard.offer:
             if fact is not None:
                 return self._utter("private_fact", prefix=prefix, say=fact.say, value=fact.value)

@@ -45,8 +45,10 @@ from vamos_env.speech.spelling import (
     NAME_PARTICLES,
     SPELLING_ALPHABET,
     find_spelled,
+    fits_spelling,
     last_name,
     spelled,
+    spelling_pattern,
 )
 
 
@@ -77,6 +79,7 @@ __all__ = [
     "find_numbers",
     "find_rates",
     "find_spelled",
+    "fits_spelling",
     "last_name",
     "mentions_near",
     "money",
@@ -84,6 +87,7 @@ __all__ = [
     "number",
     "ordinal",
     "spelled",
+    "spelling_pattern",
     "without_unfinished_figure",
     "year_spoken",
 ]

@@ -76,15 +76,27 @@ def spelled(word: str, *, with_words: bool = True) -> str:
 
 def find_spelled(text: str) -> str | None:
     """The word spelled in ``text``, capitalised ("Kwame", "O'Malley"); None when nothing
-    was spelled, or when a letter of it did not come through.
+    was spelled, or when a letter of it did not come through (a wrong spelling would
+    refute a right hearing: :func:`spelling_pattern` keeps what did come through)."""
+    pattern = spelling_pattern(text)
+    return None if pattern is None or LOST in pattern else pattern
+
+
+# A letter of a spelling that did not come through, in :func:`spelling_pattern`.
+LOST = "?"
+
+
+def spelling_pattern(text: str) -> str | None:
+    """The word spelled in ``text``, capitalised, with :data:`LOST` for each letter that did
+    not come through ("E?En?" for "Echo, Alice and Lena, Echo, November, Eisenhower");
+    None when nothing was spelled.
 
     Spelled with words, the spelling is read one stretch between commas at a time, each
     giving its letters by the alphabet's words in it ("Amazon Mike" is M, "Elas and
     Lina" is L: the letter said before its word is the first thing a line loses), else
     by the first letter of the word after "as in", else by a letter said alone; a stretch
-    that gives none loses a letter, and a spelling with a letter lost is not taken (a
-    wrong spelling would refute a right hearing). Without any such words it is read from
-    the letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
+    that gives none is one letter lost. Without any such words it is read from the
+    letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
     "hyphen", "apostrophe" and "space" keep their marks.
     """
     stretches: list[str] = []
@@ -97,9 +109,7 @@ def find_spelled(text: str) -> str | None:
         read.append(_stretch(part))
     with_words = [bool(_AS_IN.search(part) or _alphabet_words(part)) for part in stretches]
     if any(with_words) and sum(len(p) for ps in read for p in ps if p.isalpha()) >= 2:
-        if any(not pieces for pieces in read):
-            return None
-        pieces = [p for ps in read for p in ps]
+        pieces = [p for ps in read for p in (ps or [LOST])]
     else:
         pieces = []
         for token in re.findall(r"[A-Za-z]+", text):
@@ -112,6 +122,13 @@ def find_spelled(text: str) -> str | None:
     word = " ".join("".join(pieces).split()).strip("-' ")
     # Each part of the name capitalised: "Walsh-Obi", "O'Malley", "Van Horn".
     return re.sub(r"(^|[-' ])([a-z])", lambda m: m[1] + m[2].upper(), word.lower())
+
+
+def fits_spelling(word: str, pattern: str) -> bool:
+    """Whether ``word`` is what ``pattern`` spells, a lost letter matching any one letter."""
+    if len(word) != len(pattern):
+        return False
+    return all(p == LOST or p.lower() == w.lower() for w, p in zip(word, pattern, strict=True))
 
 
 def _stretch(part: str) -> list[str]:
