@@ -46,14 +46,16 @@ from vamos_env.speech import (
     find_counts,
     find_dates,
     find_digit_strings,
+    find_letter,
     find_money,
     find_numbers,
     fits_spelling,
     last_name,
+    ordinal,
     render,
     spelling_pattern,
 )
-from vamos_env.speech.spelling import LOST
+from vamos_env.speech.spelling import LOST, name_cased
 
 Action = dict[str, Any]
 T = TypeVar("T")
@@ -385,6 +387,18 @@ def _without_repeats(words: list[str]) -> list[str]:
     return words
 
 
+def _name_part(name: str, index: int) -> str:
+    """The first name (0), the middle names (1, "" for none) or the surname (-1, with its
+    particles: "Van Horn") of ``name``."""
+    words = name.split()
+    surname = len(last_name(name).split()) if len(words) > 1 else 0
+    if index == 0:
+        return " ".join(words[:1])
+    if index == -1:
+        return " ".join(words[len(words) - surname :]) if surname else ""
+    return " ".join(words[1 : len(words) - surname])
+
+
 @dataclass
 class Identity:
     """What the caller has told the agent to verify with, every hearing of it kept.
@@ -408,15 +422,20 @@ class Identity:
     # What the caller corrected on read-back at least once (the caller corrects the first
     # thing that is wrong, so a part never corrected may be right all along).
     disputed: set[str] = field(default_factory=set)
+    # Whether the caller has spelled any part of the name on this call.
+    spelled: bool = False
 
     def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
         """Take in a turn; (a number heard, a name heard)."""
         number = False
-        for mention in find_digit_strings(text):
-            digits = re.sub(r"\D", "", mention.value)
+        one_by_one = _one_by_one(text)
+        for digits in [re.sub(r"\D", "", m.value) for m in find_digit_strings(text)] + (
+            [one_by_one] if one_by_one else []
+        ):
             if len(digits) == 9:
                 self.numbers.append(digits)
                 number = True
+                break
         name = find_name(text)
         if name is not None:
             self.names.append(name)
@@ -444,8 +463,10 @@ class Identity:
             self._settle()
             return True
         own = {re.sub(r"\D", "", n) for n in self.numbers}
-        for mention in find_digit_strings(text):
-            digits = re.sub(r"\D", "", mention.value)
+        one_by_one = _one_by_one(text)
+        for digits in [re.sub(r"\D", "", m.value) for m in find_digit_strings(text)] + (
+            [one_by_one] if one_by_one else []
+        ):
             if digits not in own and len(digits) in (4, 5):
                 self.factors.append(digits)
                 self._settle()
@@ -464,22 +485,31 @@ class Identity:
         spelled = {
             index: word
             for index, pattern in spelled.items()
-            if (word := self._fitting(index, pattern)) is not None
+            if (word := self.fitting(index, pattern)) is not None
         }
+        self.spelled = self.spelled or bool(spelled)
         base = self.name or (self.names[-1] if self.names else None)
         if base is None and {0, -1} <= spelled.keys():
             base = f"{spelled[0]} {spelled[-1]}"  # never heard as a name: the letters are it
         if base is None or not spelled:
             return None
-        words = base.split()
-        if -1 in spelled:  # the surname, with the particles it starts with ("Van Horn")
-            words[len(words) - len(last_name(base).split()) :] = spelled[-1].split()
-        if 0 in spelled:
-            words[:1] = spelled[0].split()
-        name = " ".join(words)
+        parts = {index: _name_part(base, index) for index in (0, 1, -1)}
+        parts |= spelled  # the middle spelled as "" when the caller has none
+        name = " ".join(" ".join(parts[index] for index in (0, 1, -1) if parts[index]).split())
         self.names.append(name)
         self._settle()
         return name
+
+    def respelled(self, name: str | None, factor: str | None) -> None:
+        """The caller spelled a name other than ``name``, which it had confirmed and which
+        failed the check with ``factor``: the spelling is the name (read back again), and
+        the factor, not what differed, is offered again."""
+        self.confirmed.discard("name")
+        self.reject(name)
+        if factor is not None:
+            self.rejected.discard(factor)
+            self.factors.append(factor)
+        self._settle()
 
     def reject(self, value: str | None) -> None:
         """The caller said this guess is wrong."""
@@ -517,12 +547,12 @@ class Identity:
         self.confirmed.clear()
         self._settle()
 
-    def _fitting(self, index: int, pattern: str) -> str | None:
+    def fitting(self, index: int, pattern: str) -> str | None:
         """The spelled part itself, or, for one with letters lost, the heard part that fits."""
         if LOST not in pattern:
             return pattern
         parts = [
-            name.split()[0] if index == 0 else last_name(name)
+            _name_part(name, index)
             for name in [*self.names, *self.rejected]
             if not re.search(r"\d", name) and len(name.split()) >= 2
         ]
@@ -544,10 +574,44 @@ class Identity:
         return None not in (self.account_number, self.name, self.second_factor)
 
 
-# A number written with a decimal point and no currency: "193.82".
+_NO_MIDDLE_NAME = re.compile(r"\b(?:no|don't have an?|haven't got an?)\s+middle name", re.I)
+# A number written with a decimal point and no currency: "0.069", "193.82".
 _DECIMAL_DIGITS = re.compile(r"(?<![$\d.,])(\d+)\.(\d+)(?![\d,])")
 _BARE_DECIMAL = re.compile(r"(?<![$\d.,])(\d{3})\.(\d{2})(?![\d,])")
 _MONEY_WORD = re.compile(r"\$|\bdollars?\b|\bcents?\b|\bbill\b|\bamount\b", re.IGNORECASE)
+
+
+# Digits said one at a time, as a recogniser may write them: "four" as "Far" or "for",
+# "eight" as "A" ("1-A-5-0-5").
+_DIGIT_WORDS = {
+    **{str(d): str(d) for d in range(10)},
+    "zero": "0", "oh": "0", "o": "0", "one": "1", "won": "1", "two": "2", "to": "2",
+    "too": "2", "three": "3", "tree": "3", "free": "3", "four": "4", "for": "4", "far": "4",
+    "fore": "4", "five": "5", "fife": "5", "six": "6", "sex": "6", "sax": "6", "seven": "7",
+    "eight": "8", "ate": "8", "a": "8", "nine": "9", "nein": "9",
+}  # fmt: skip
+
+
+def _one_by_one(text: str) -> str | None:
+    """The digits of a turn that is nothing but digits said one at a time ("7, 2, 1, 2, 2,
+    8, 2, 0, Far." is 721228204: in such a list a word that sounds like a digit is one),
+    or None for any other turn."""
+    items = re.findall(r"[A-Za-z']+|\d+", text)
+    if len(items) < 4 or any(len(item) > 1 and item.isdigit() for item in items):
+        return None
+    digits = [_DIGIT_WORDS.get(item.lower()) for item in items]
+    return None if None in digits else "".join(d for d in digits if d)
+
+
+# "$80.001 September 8": the "on" after "$80.00" run into its cents as a digit.
+_RUN_ON_MONEY = re.compile(r"\$(\d{1,3}(?:,\d{3})*|\d+)\.(\d{2})\d+\b")
+
+
+def _run_on_money(text: str) -> list[int]:
+    """Amounts in cents written with a digit run on past their cents ("$80.001" is $80.00);
+    a guess, read back before anything is written down."""
+    found = _RUN_ON_MONEY.findall(text)
+    return [int(whole.replace(",", "")) * 100 + int(cents) for whole, cents in found]
 
 
 def _code(digits: str) -> str:
@@ -872,7 +936,17 @@ class ReferenceAgent:
                 break
             # The details did not match: what the caller confirmed stands; hear the rest
             # again, and offer no failed guess.
+            factor = identity.second_factor
             identity.reject_unconfirmed()
+            if identity.confirmed >= {"number", "name"} and not identity.spelled:
+                # A name read back and confirmed may still be in another form than the one
+                # on file ("Vanderberg" for "Van der Berg" sounds the same): its letters,
+                # spaces and all, settle it before the second factor is doubted.
+                name = identity.name
+                spelled = yield from self._spell_name()
+                if spelled is not None and spelled != name:
+                    identity.respelled(name, factor)
+                    continue
             if identity.confirmed >= {"number", "name"}:
                 reply = yield from self._say(
                     "I'm sorry, that second detail didn't match. Could you give me one of: "
@@ -967,8 +1041,9 @@ class ReferenceAgent:
             identity.confirm("number")
 
     def _spell_name(self) -> Script[str | None]:
-        """Ask the caller to spell the first and the last name, one at a time; the name
-        with the spelled parts (one more hearing of it), or None when nothing was spelled."""
+        """Ask the caller to spell the first and the last name, one at a time, and the
+        middle name when one was heard; the name with the spelled parts (one more hearing
+        of it), or None when nothing was spelled."""
         spelled: dict[int, str] = {}
         for index, question in (
             # A word for each letter: single letters are what a noisy line loses first.
@@ -982,8 +1057,35 @@ class ReferenceAgent:
             reply = yield from self._say(question)
             word = spelling_pattern(reply)
             if word is not None:
-                spelled[index] = word
-        return self._state.identity.hear_spelled(spelled)
+                spelled[index] = yield from self._lost_letters(index, word)
+        identity = self._state.identity
+        heard = identity.name or (identity.names[-1] if identity.names else "")
+        if _name_part(heard, 1):  # a middle name heard: one more part to get right
+            reply = yield from self._say("And your middle name, a word for each letter?")
+            word = spelling_pattern(reply)
+            if word is not None:
+                spelled[1] = yield from self._lost_letters(1, word)
+            elif _NO_MIDDLE_NAME.search(reply):
+                spelled[1] = ""  # a word heard as a middle name that was none
+        return identity.hear_spelled(spelled)
+
+    def _lost_letters(self, index: int, pattern: str) -> Script[str]:
+        """A spelled part with letters lost and no hearing of the name that fits it: ask
+        for each lost letter alone (at most two), "What's the second letter of your last
+        name?"; the pattern with the letters that came through."""
+        if LOST not in pattern or self._state.identity.fitting(index, pattern) is not None:
+            return pattern
+        part = {0: "first", 1: "middle", -1: "last"}[index]
+        letters = [c for c in pattern if c.isalpha() or c == LOST]
+        for position in [i for i, c in enumerate(letters) if c == LOST][:2]:
+            reply = yield from self._say(
+                f"Sorry, I missed a letter. What's the {ordinal(position + 1)} letter of "
+                f"your {part} name?"
+            )
+            letters[position] = find_letter(reply) or LOST
+        filled = iter(letters)
+        word = "".join(next(filled) if c.isalpha() or c == LOST else c for c in pattern)
+        return name_cased(word)
 
     def _read_back_factor(self) -> Script[bool]:
         """Read the second factor back until the caller says it is right."""
@@ -1549,17 +1651,17 @@ class ReferenceAgent:
         return (yield from self._say(words))
 
     def _record_payment(self, request: Request) -> Script[str]:
-        amounts = find_money(request.text)
+        amounts = [m.value for m in find_money(request.text)] or _run_on_money(request.text)
         dates = find_dates(request.text)
         reply = ""
         if not amounts or not dates:
             reply = yield from self._say("How much did you pay, and when did you make it?")
-            amounts = find_money(reply) or amounts
+            amounts = [m.value for m in find_money(reply)] or _run_on_money(reply) or amounts
             dates = find_dates(reply) or dates
         if not amounts:
             return reply
         paid_on = dates[0].value if dates else TODAY
-        cents = amounts[0].value
+        cents = amounts[0]
         # A figure heard on a noisy line is read back before it is written down; each
         # correction is one more hearing, and the hearings vote digit by digit.
         heard = [(cents, paid_on)]

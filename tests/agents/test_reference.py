@@ -21,6 +21,8 @@ import pytest
 from vamos_env.agents.reference import (
     Identity,
     ReferenceAgent,
+    _one_by_one,
+    _run_on_money,
     find_name,
     reply_kind,
     understand,
@@ -460,3 +462,33 @@ def test_the_callers_name_is_found_in_their_words(said: str, name: str | None) -
 )
 def test_replies_to_a_question_are_told_apart(reply: str, kind: str) -> None:
     assert reply_kind(reply) == kind
+
+
+@pytest.mark.parametrize(
+    ("heard", "digits"),
+    [
+        ("7, 2, 1, 2, 2, 8, 2, 0, Far.", "721228204"),  # "four" as "Far"
+        ("1-A-5-0-5.", "18505"),  # "eight" as "A"
+        ("Zero, zero, zero, five.", "0005"),
+        ("I paid for it.", None),
+        ("72228204", None),
+    ],
+)
+def test_digits_said_one_at_a_time_are_read_with_their_homophones(
+    heard: str, digits: str | None
+) -> None:
+    assert _one_by_one(heard) == digits
+
+
+def test_an_amount_with_a_word_run_into_its_cents_is_a_guess() -> None:
+    assert _run_on_money("I pay $80.001 September 8, 2026.") == [8000]
+    assert _run_on_money("I paid $80.00 on September 8.") == []
+
+
+def test_a_spelled_middle_name_replaces_the_one_heard() -> None:
+    identity = Identity()
+    identity.hear_number_and_name("It's 278839478, Metri Lead Abernathy.")
+    assert identity.hear_spelled({0: "Dmitri", 1: "Lee", -1: "Abernathy"}) == (
+        "Dmitri Lee Abernathy"
+    )
+    assert Identity(names=["Anna Brooks Imata"]).hear_spelled({1: ""}) == "Anna Imata"

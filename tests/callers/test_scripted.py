@@ -312,3 +312,17 @@ def test_hear_after_hang_up_is_a_programming_error(tasks) -> None:
     assert isinstance(caller.hear(""), HangUp)
     with pytest.raises(RuntimeError, match="after the caller hung up"):
         caller.hear("Hello?")
+
+
+def test_spells_a_middle_name_and_says_one_letter_when_asked(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    # Dana Whitfield has no middle name.
+    assert caller.hear("And your middle name, a word for each letter?").text == (
+        "I don't have a middle name."
+    )
+    assert (
+        caller.hear("Sorry, I missed a letter. What's the third letter of your last name?").text
+        == "I."
+    )
+    assert "only nine letters" in caller.hear("What's the tenth letter of your last name?").text

@@ -6,6 +6,7 @@ import pytest
 
 from vamos_env.speech import (
     SPELLING_ALPHABET,
+    find_letter,
     find_spelled,
     fits_spelling,
     last_name,
@@ -105,3 +106,12 @@ def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> N
     assert not fits_spelling("Elen", pattern) and not fits_spelling("Elenas", pattern)
     assert spelling_pattern(spelled("Kwame")) == "Kwame"
     assert spelling_pattern("Yes, that's right.") is None
+
+
+@pytest.mark.parametrize(
+    ("heard", "letter"),
+    [("A.", "A"), ("It's an A.", "A"), ("A as in Alfa.", "A"), ("Alpha.", "A"),
+     ("I think it's A.", "A"), ("Hey.", None), ("B, C", None), ("Yes, that's right.", None)],
+)  # fmt: skip
+def test_one_letter_said_alone(heard: str, letter: str | None) -> None:
+    assert find_letter(heard) == letter

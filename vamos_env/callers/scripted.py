@@ -52,7 +52,15 @@ from vamos_env.envs.energy.tasks.schema import (
     SecondFactorKind,
     Task,
 )
-from vamos_env.speech import Mention, find_counts, last_name, normalise, number, spelled
+from vamos_env.speech import (
+    Mention,
+    find_counts,
+    last_name,
+    normalise,
+    number,
+    ordinal,
+    spelled,
+)
 
 T = TypeVar("T")
 
@@ -127,11 +135,20 @@ _TITLES = frozenset({"mr", "mrs", "ms", "dr"})
 # "Could you spell your last name?", "how do you spell your first name": which part is asked.
 # "... your last name, spelled out?" names the part first.
 _SPELL = re.compile(
-    r"\bspell(?:ing|ed)?\b.{0,25}?\b(?:(?P<which>first|last|sur|family)\s*)?name\b"
-    r"|\b(?:(?P<before>first|last|sur|family)\s*)?name\b.{0,12}?\bspell(?:ing|ed)?\b",
+    r"\bspell(?:ing|ed)?\b.{0,25}?\b(?:(?P<which>first|middle|last|sur|family)\s*)?name\b"
+    r"|\b(?:(?P<before>first|middle|last|sur|family)\s*)?name\b.{0,12}?\bspell(?:ing|ed)?\b"
+    # "And your middle name, a word for each letter?" (after the first and last were spelled)
+    r"|\b(?P<part>first|middle|last)\s+name\b.{0,6}\bwords?\b.{0,12}\bletters?\b",
     re.IGNORECASE,
 )
 _SPELL_WITH_WORDS = re.compile(r"\bas in\b|\bwords?\b.{0,12}\bletters?\b", re.IGNORECASE)
+_ORDINALS = {ordinal(n): n for n in range(1, 21)}
+# "What's the second letter of your last name?"
+_LETTER_OF_NAME = re.compile(
+    rf"\b(?P<nth>{'|'.join(_ORDINALS)})\s+letter\s+of\s+your\s+(?P<part>first|middle|last)"
+    r"\s+name\b",
+    re.IGNORECASE,
+)
 # "Could you say those digits one at a time?", "... digit by digit?"
 _ONE_AT_A_TIME = re.compile(r"\bone (?:digit |number )?at a time\b|\bdigit by digit\b", re.I)
 _GO_AHEAD = _rx(r"go ahead", r"proceed", r"confirm", r"set (it|that|this) up", r"do (it|that)")
@@ -374,7 +391,7 @@ class ScriptedCaller:
 
     def _verification(self, heard: Heard, prefix: str) -> Utterance | None:
         question = heard.asking()
-        spelled = self._spelled(question.text)
+        spelled = self._spelled(question.text) or self._letter_of_name(question.text)
         if spelled is not None:  # "Could you spell your first name for me?"
             return self._utter("identity", prefix=prefix, key=f"spell:{spelled}", text=spelled)
         one_by_one = self._one_digit_at_a_time(question.text)
@@ -467,15 +484,39 @@ class ScriptedCaller:
         match = _SPELL.search(text)
         if match is None:
             return None
-        parts = self.brief.full_name.split()
-        which = match.group("which") or match.group("before")
+        full = self.brief.full_name
+        parts = full.split()
+        which = match.group("which") or match.group("before") or match.group("part")
         if which == "first":
             parts = parts[:1]
         elif which in ("last", "sur", "family"):
-            parts = [last_name(self.brief.full_name)]  # "Van Horn", particles and all
+            parts = [last_name(full)]  # "Van Horn", particles and all
+        elif which == "middle":
+            parts = parts[1 : len(parts) - len(last_name(full).split())]
+            if not parts:
+                return "I don't have a middle name."
         # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words.
         with_words = _SPELL_WITH_WORDS.search(text) is not None
         return " ".join(spelled(part, with_words=with_words) for part in parts)
+
+    def _letter_of_name(self, text: str) -> str | None:
+        """One letter of the name, said alone, when the agent asks for it ("What's the
+        second letter of your last name?" -> "A."); None when not asked so."""
+        match = _LETTER_OF_NAME.search(text)
+        if match is None:
+            return None
+        full = self.brief.full_name
+        words = full.split()
+        part = {
+            "first": words[0],
+            "middle": " ".join(words[1 : len(words) - len(last_name(full).split())]),
+            "last": last_name(full),
+        }[match["part"].lower()]
+        letters = [c for c in part if c.isalpha()]
+        position = _ORDINALS[match["nth"].lower()]
+        if position > len(letters):
+            return f"There are only {number(len(letters))} letters in it."
+        return letters[position - 1].upper() + "."
 
     def _one_digit_at_a_time(self, text: str) -> str | None:
         """The account number (when the question names it) or the card's or postal code's

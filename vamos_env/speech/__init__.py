@@ -44,6 +44,7 @@ from vamos_env.speech.render import (
 from vamos_env.speech.spelling import (
     NAME_PARTICLES,
     SPELLING_ALPHABET,
+    find_letter,
     find_spelled,
     fits_spelling,
     last_name,
@@ -75,6 +76,7 @@ __all__ = [
     "find_dates",
     "find_digit_strings",
     "find_email",
+    "find_letter",
     "find_money",
     "find_numbers",
     "find_rates",

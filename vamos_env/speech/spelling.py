@@ -119,9 +119,27 @@ def spelling_pattern(text: str) -> str | None:
                 pieces.append(_MARKS[token.lower()])
     if sum(len(p) for p in pieces if p.isalpha()) < 2:
         return None
-    word = " ".join("".join(pieces).split()).strip("-' ")
-    # Each part of the name capitalised: "Walsh-Obi", "O'Malley", "Van Horn".
+    return name_cased(" ".join("".join(pieces).split()).strip("-' "))
+
+
+def name_cased(word: str) -> str:
+    """Each part of a name capitalised: "Walsh-Obi", "O'Malley", "Van Horn"."""
     return re.sub(r"(^|[-' ])([a-z])", lambda m: m[1] + m[2].upper(), word.lower())
+
+
+def find_letter(text: str) -> str | None:
+    """The one letter said in ``text`` ("A.", "It's an A.", "A as in Alfa", "Alfa"); None
+    when no letter, or more than one, was said."""
+    words = _alphabet_words(text)
+    if words:
+        return words[0] if len(words) == 1 else None
+    match = _AS_IN.search(text)
+    if match:
+        return match["word"][0].upper()
+    alone = [t for t in _TOKEN.findall(text) if len(t) == 1 and t.isupper()]
+    if len(alone) > 1:  # "I think it's A": the pronoun is not the letter
+        alone = [t for t in alone if t != "I"]
+    return alone[0] if len(alone) == 1 else None
 
 
 def fits_spelling(word: str, pattern: str) -> bool:
