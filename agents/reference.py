@@ -50,7 +50,7 @@ from vamos_env.speech import (
     find_money,
     find_numbers,
     fits_spelling,
-    last_name,
+    name_part,
     ordinal,
     render,
     spelling_pattern,
@@ -387,16 +387,11 @@ def _without_repeats(words: list[str]) -> list[str]:
     return words
 
 
-def _name_part(name: str, index: int) -> str:
-    """The first name (0), the middle names (1, "" for none) or the surname (-1, with its
-    particles: "Van Horn") of ``name``."""
-    words = name.split()
-    surname = len(last_name(name).split()) if len(words) > 1 else 0
-    if index == 0:
-        return " ".join(words[:1])
-    if index == -1:
-        return " ".join(words[len(words) - surname :]) if surname else ""
-    return " ".join(words[1 : len(words) - surname])
+def _with_parts(name: str, parts: Mapping[int, str]) -> str:
+    """``name`` with some of its parts (first 0, middle 1, surname -1) replaced; a middle
+    replaced by "" is dropped (the caller has none)."""
+    whole = {index: name_part(name, index) for index in (0, 1, -1)} | dict(parts)
+    return " ".join(" ".join(whole[index] for index in (0, 1, -1)).split())
 
 
 @dataclass
@@ -422,16 +417,20 @@ class Identity:
     # What the caller corrected on read-back at least once (the caller corrects the first
     # thing that is wrong, so a part never corrected may be right all along).
     disputed: set[str] = field(default_factory=set)
-    # Whether the caller has spelled any part of the name on this call.
-    spelled: bool = False
+    # The parts of the name the caller spelled (0 first, 1 middle, -1 surname), the latest
+    # spelling of each: letters are heard right where the name's sound is misheard the same
+    # way each time it is said, so a spelled part outranks every hearing of that part.
+    spelled_parts: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def spelled(self) -> bool:
+        """Whether the caller has spelled any part of the name on this call."""
+        return bool(self.spelled_parts)
 
     def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
         """Take in a turn; (a number heard, a name heard)."""
         number = False
-        one_by_one = _one_by_one(text)
-        for digits in [re.sub(r"\D", "", m.value) for m in find_digit_strings(text)] + (
-            [one_by_one] if one_by_one else []
-        ):
+        for digits in _digit_runs(text):
             if len(digits) == 9:
                 self.numbers.append(digits)
                 number = True
@@ -444,16 +443,13 @@ class Identity:
 
     def hear_factor(self, text: str) -> bool:
         """Take in the second factor from a turn; whether one was heard."""
-        bare = _BARE_DECIMAL.search(text)
-        if bare and not _MONEY_WORD.search(text):
-            # "That's 193.82." with no dollar in it: a recogniser's way of writing the five
-            # digits of a postal code ("Zip's 19382"); the read-back settles it.
-            self.factors.append(bare[1] + bare[2])
-            self._settle()
-            return True
-        for whole, part in _DECIMAL_DIGITS.findall(text):
-            if whole.startswith("0") and len(whole + part) == 4 and not _MONEY_WORD.search(text):
-                # "Ends in 0.505": four digits with a leading zero, written as a decimal.
+        for whole, part in [] if _MONEY_WORD.search(text) else _DECIMAL_DIGITS.findall(text):
+            # With no dollar in the turn, a recogniser's way of writing digits: "That's
+            # 193.82." is a postal code ("Zip's 19382"), "Ends in 0.505" a card's four
+            # digits with a leading zero; the read-back settles it.
+            if (len(whole), len(part)) == (3, 2) or (
+                whole.startswith("0") and len(whole + part) == 4
+            ):
                 self.factors.append(whole + part)
                 self._settle()
                 return True
@@ -463,10 +459,7 @@ class Identity:
             self._settle()
             return True
         own = {re.sub(r"\D", "", n) for n in self.numbers}
-        one_by_one = _one_by_one(text)
-        for digits in [re.sub(r"\D", "", m.value) for m in find_digit_strings(text)] + (
-            [one_by_one] if one_by_one else []
-        ):
+        for digits in _digit_runs(text):
             if digits not in own and len(digits) in (4, 5):
                 self.factors.append(digits)
                 self._settle()
@@ -474,9 +467,10 @@ class Identity:
         return False
 
     def hear_spelled(self, spelled: dict[int, str]) -> str | None:
-        """The caller spelled the name's first (0) and last (-1) parts: one more hearing of
-        the name, with those parts as spelled (a recogniser mishears a name the same way
-        each time it is said, but not its letters); it votes with the others.
+        """The caller spelled parts of the name (first 0, middle 1, surname -1): one more
+        hearing of the name, with those parts as spelled, and from now on those parts
+        stand in whatever hearing wins the vote ("Metri Lead Abernathy" heard three times
+        does not outvote a middle name spelled "Lee").
 
         A part whose spelling lost letters ("E?En?") is the part of an earlier hearing
         that fits it ("Elena" from "Elena Banhorn", not "Alina"), the most heard one
@@ -487,15 +481,13 @@ class Identity:
             for index, pattern in spelled.items()
             if (word := self.fitting(index, pattern)) is not None
         }
-        self.spelled = self.spelled or bool(spelled)
+        self.spelled_parts |= spelled
         base = self.name or (self.names[-1] if self.names else None)
         if base is None and {0, -1} <= spelled.keys():
             base = f"{spelled[0]} {spelled[-1]}"  # never heard as a name: the letters are it
         if base is None or not spelled:
             return None
-        parts = {index: _name_part(base, index) for index in (0, 1, -1)}
-        parts |= spelled  # the middle spelled as "" when the caller has none
-        name = " ".join(" ".join(parts[index] for index in (0, 1, -1) if parts[index]).split())
+        name = _with_parts(base, self.spelled_parts)
         self.names.append(name)
         self._settle()
         return name
@@ -552,12 +544,19 @@ class Identity:
         if LOST not in pattern:
             return pattern
         parts = [
-            _name_part(name, index)
+            name_part(name, index)
             for name in [*self.names, *self.rejected]
             if not re.search(r"\d", name) and len(name.split()) >= 2
         ]
         fits = Counter(part for part in parts if fits_spelling(part, pattern))
         return fits.most_common(1)[0][0] if fits else None
+
+    def _as_spelled(self, name: str | None) -> str | None:
+        """``name`` with the parts the caller spelled, unless the caller refused that."""
+        if name is None or not self.spelled_parts:
+            return name
+        respelled = _with_parts(name, self.spelled_parts)
+        return name if respelled in self.rejected else respelled
 
     def _settle(self) -> None:
         # A value every hearing of which the caller refused is unknown (asked again), not
@@ -565,7 +564,7 @@ class Identity:
         if "number" not in self.confirmed:
             self.account_number = _best(self.numbers, self.rejected, _code)
         if "name" not in self.confirmed:
-            self.name = _best(self.names, self.rejected)
+            self.name = self._as_spelled(_best(self.names, self.rejected))
         if "factor" not in self.confirmed:
             self.second_factor = _best(self.factors, self.rejected)
 
@@ -577,7 +576,6 @@ class Identity:
 _NO_MIDDLE_NAME = re.compile(r"\b(?:no|don't have an?|haven't got an?)\s+middle name", re.I)
 # A number written with a decimal point and no currency: "0.069", "193.82".
 _DECIMAL_DIGITS = re.compile(r"(?<![$\d.,])(\d+)\.(\d+)(?![\d,])")
-_BARE_DECIMAL = re.compile(r"(?<![$\d.,])(\d{3})\.(\d{2})(?![\d,])")
 _MONEY_WORD = re.compile(r"\$|\bdollars?\b|\bcents?\b|\bbill\b|\bamount\b", re.IGNORECASE)
 
 
@@ -601,6 +599,14 @@ def _one_by_one(text: str) -> str | None:
         return None
     digits = [_DIGIT_WORDS.get(item.lower()) for item in items]
     return None if None in digits else "".join(d for d in digits if d)
+
+
+def _digit_runs(text: str) -> list[str]:
+    """The digits of each number in a turn, and of the whole turn when it is digits said
+    one at a time."""
+    runs = [re.sub(r"\D", "", m.value) for m in find_digit_strings(text)]
+    one_by_one = _one_by_one(text)
+    return [*runs, one_by_one] if one_by_one else runs
 
 
 # "$80.001 September 8": the "on" after "$80.00" run into its cents as a digit.
@@ -1060,7 +1066,7 @@ class ReferenceAgent:
                 spelled[index] = yield from self._lost_letters(index, word)
         identity = self._state.identity
         heard = identity.name or (identity.names[-1] if identity.names else "")
-        if _name_part(heard, 1):  # a middle name heard: one more part to get right
+        if name_part(heard, 1):  # a middle name heard: one more part to get right
             reply = yield from self._say("And your middle name, a word for each letter?")
             word = spelling_pattern(reply)
             if word is not None:

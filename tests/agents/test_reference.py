@@ -492,3 +492,19 @@ def test_a_spelled_middle_name_replaces_the_one_heard() -> None:
         "Dmitri Lee Abernathy"
     )
     assert Identity(names=["Anna Brooks Imata"]).hear_spelled({1: ""}) == "Anna Imata"
+
+
+def test_a_spelled_part_outranks_every_hearing_of_it() -> None:
+    # The recogniser heard "Lee" as "Lead" each time the name was said: three sound
+    # hearings against one spelling, which is still the name.
+    identity = Identity()
+    for _ in range(3):
+        identity.hear_number_and_name("It's 278839478, Metri Lead Abernathy.")
+    identity.hear_spelled({1: "Lee"})
+    assert identity.name == "Metri Lee Abernathy"
+    identity.hear_spelled({0: "Dmitri"})
+    identity.hear_number_and_name("Metri Lead Abernathy.")  # said once more, misheard again
+    assert identity.name == "Dmitri Lee Abernathy"
+    # Refused even so: the spelling does not bring the refused name back.
+    identity.reject("Dmitri Lee Abernathy")
+    assert identity.name == "Metri Lead Abernathy"

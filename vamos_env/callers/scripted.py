@@ -55,7 +55,7 @@ from vamos_env.envs.energy.tasks.schema import (
 from vamos_env.speech import (
     Mention,
     find_counts,
-    last_name,
+    name_part,
     normalise,
     number,
     ordinal,
@@ -485,14 +485,14 @@ class ScriptedCaller:
         if match is None:
             return None
         full = self.brief.full_name
-        parts = full.split()
         which = match.group("which") or match.group("before") or match.group("part")
+        parts = full.split()
         if which == "first":
-            parts = parts[:1]
+            parts = [name_part(full, 0)]
         elif which in ("last", "sur", "family"):
-            parts = [last_name(full)]  # "Van Horn", particles and all
+            parts = [name_part(full, -1)]  # "Van Horn", particles and all
         elif which == "middle":
-            parts = parts[1 : len(parts) - len(last_name(full).split())]
+            parts = name_part(full, 1).split()
             if not parts:
                 return "I don't have a middle name."
         # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words.
@@ -505,13 +505,8 @@ class ScriptedCaller:
         match = _LETTER_OF_NAME.search(text)
         if match is None:
             return None
-        full = self.brief.full_name
-        words = full.split()
-        part = {
-            "first": words[0],
-            "middle": " ".join(words[1 : len(words) - len(last_name(full).split())]),
-            "last": last_name(full),
-        }[match["part"].lower()]
+        index = {"first": 0, "middle": 1, "last": -1}[match["part"].lower()]
+        part = name_part(self.brief.full_name, index)
         letters = [c for c in part if c.isalpha()]
         position = _ORDINALS[match["nth"].lower()]
         if position > len(letters):

@@ -48,6 +48,7 @@ from vamos_env.speech.spelling import (
     find_spelled,
     fits_spelling,
     last_name,
+    name_part,
     spelled,
     spelling_pattern,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "last_name",
     "mentions_near",
     "money",
+    "name_part",
     "normalise",
     "number",
     "ordinal",

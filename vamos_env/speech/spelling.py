@@ -50,6 +50,18 @@ def last_name(full_name: str) -> str:
     return " ".join(words[start:])
 
 
+def name_part(full_name: str, index: int) -> str:
+    """The first name (0), the middle names (1, "" for none) or the surname (-1, with its
+    particles: "Van Horn") of ``full_name``; a one-word name is a first name only."""
+    words = full_name.split()
+    surname = len(last_name(full_name).split()) if len(words) > 1 else 0
+    if index == 0:
+        return " ".join(words[:1])
+    if index == -1:
+        return " ".join(words[len(words) - surname :])
+    return " ".join(words[1 : len(words) - surname])
+
+
 # How close a heard word must be to an alphabet word to be it ("Lina" for Lima).
 _CLOSE = 0.75
 
