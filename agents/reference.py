@@ -231,6 +231,11 @@ class Request:
     quote_only: bool = False  # the caller wants the numbers, not a plan
 
 
+def months_named(text: str) -> tuple[int, ...]:
+    """The months ``text`` names (1-12), in the order said."""
+    return tuple(month for word in re.findall(r"[A-Za-z]+", text) if (month := month_named(word)))
+
+
 def month_named(word: str) -> int | None:
     """The month a word names (1-12), allowing one slipped letter in a long month name.
 
@@ -272,9 +277,7 @@ def understand(text: str) -> Request | None:
     intent = next((name for name, pattern in _RULES if pattern.search(clean)), None)
     if intent is None:
         return None
-    months = tuple(
-        month for word in re.findall(r"[A-Za-z]+", clean) if (month := month_named(word))
-    )
+    months = months_named(clean)
     counts = find_counts(clean)
     term = next((c.value.n for c in counts if c.value.unit in ("months", "payments")), None)
     days = next((c.value.n for c in counts if c.value.unit == "days"), None)
@@ -417,15 +420,20 @@ class Identity:
     # What the caller corrected on read-back at least once (the caller corrects the first
     # thing that is wrong, so a part never corrected may be right all along).
     disputed: set[str] = field(default_factory=set)
-    # The parts of the name the caller spelled (0 first, 1 middle, -1 surname), the latest
-    # spelling of each: letters are heard right where the name's sound is misheard the same
-    # way each time it is said, so a spelled part outranks every hearing of that part.
-    spelled_parts: dict[int, str] = field(default_factory=dict)
+    # Every spelling of each part of the name (0 first, 1 middle, -1 surname): letters are
+    # heard right where the name's sound is misheard the same way each time it is said, so
+    # a spelled part outranks every hearing of that part; spellings vote letter by letter.
+    spellings: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def spelled(self) -> bool:
         """Whether the caller has spelled any part of the name on this call."""
-        return bool(self.spelled_parts)
+        return bool(self.spellings)
+
+    @property
+    def spelled_parts(self) -> dict[int, str]:
+        """Each spelled part as its spellings agree on it."""
+        return {index: _best(heard, set()) or "" for index, heard in self.spellings.items()}
 
     def hear_number_and_name(self, text: str) -> tuple[bool, bool]:
         """Take in a turn; (a number heard, a name heard)."""
@@ -481,7 +489,8 @@ class Identity:
             for index, pattern in spelled.items()
             if (word := self.fitting(index, pattern)) is not None
         }
-        self.spelled_parts |= spelled
+        for index, word in spelled.items():
+            self.spellings.setdefault(index, []).append(word)
         base = self.name or (self.names[-1] if self.names else None)
         if base is None and {0, -1} <= spelled.keys():
             base = f"{spelled[0]} {spelled[-1]}"  # never heard as a name: the letters are it
@@ -944,23 +953,23 @@ class ReferenceAgent:
             # again, and offer no failed guess.
             factor = identity.second_factor
             identity.reject_unconfirmed()
-            if identity.confirmed >= {"number", "name"} and not identity.spelled:
-                # A name read back and confirmed may still be in another form than the one
-                # on file ("Vanderberg" for "Van der Berg" sounds the same): its letters,
-                # spaces and all, settle it before the second factor is doubted.
-                name = identity.name
-                spelled = yield from self._spell_name()
-                if spelled is not None and spelled != name:
-                    identity.respelled(name, factor)
-                    continue
             if identity.confirmed >= {"number", "name"}:
                 reply = yield from self._say(
                     "I'm sorry, that second detail didn't match. Could you give me one of: "
                     "the last four of a card on file, your postal code, or last bill amount?"
                 )
                 identity.hear_factor(reply)
-                if identity.insists():  # the mismatch is elsewhere: read it all back again
-                    identity.doubt_confirmed()
+                if identity.insists():  # the factor was heard right: the mismatch is elsewhere
+                    if not identity.spelled:
+                        # A name read back and confirmed may still be in another form than
+                        # the one on file ("Vanderberg" for "Van der Berg" sounds the same):
+                        # its letters, spaces and all, settle it.
+                        name = identity.name
+                        spelled = yield from self._spell_name()
+                        if spelled is not None and spelled != name:
+                            identity.respelled(name, factor)
+                            continue
+                    identity.doubt_confirmed()  # read it all back again
                 continue
             reply = yield from self._say(
                 "I'm sorry, I couldn't verify those details. Could you give me the account "
@@ -1253,8 +1262,7 @@ class ReferenceAgent:
         if (
             len(request.months) == 1
             and earlier is not None
-            and request.months[0]
-            in [month_named(w) for w in re.findall(r"[A-Za-z]+", earlier.group(1))]
+            and request.months[0] in months_named(earlier.group(1))
             and newer is not None
             and bills.index(newer) > 0
         ):
@@ -1366,8 +1374,14 @@ class ReferenceAgent:
     def _pay_bill(self, request: Request) -> Script[str]:
         bills = yield from self._bills()
         month = request.months[0] if request.months else None
+        open_bills = [b for b in bills if int(b.get("amount_remaining_cents") or 0) > 0]
+        if month is None and len(open_bills) > 1:
+            # No month heard and more than one bill open: which one is the caller's to say
+            # (a line may have lost the month; a guessed bill's amount would be said wrong).
+            months = " or the ".join(f"{self._month_of(b)} bill" for b in reversed(open_bills))
+            reply = yield from self._say(f"Which bill would you like to pay: the {months}?")
+            month = next(iter(months_named(reply)), None)
         if month is None:  # no month named: the oldest bill still open
-            open_bills = [b for b in bills if int(b.get("amount_remaining_cents") or 0) > 0]
             bill = open_bills[-1] if open_bills else None
         else:
             bill = self._bill_in(bills, month)

@@ -108,10 +108,22 @@ def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> N
     assert spelling_pattern("Yes, that's right.") is None
 
 
+def test_a_word_as_close_to_two_letters_words_is_the_letter_said_before_it() -> None:
+    # "olfa" is as close to Alfa as to Golf: the "A" said before it decides, and with
+    # that lost too the letter is lost, not guessed (a wrong letter would outvote a right
+    # hearing of the name).
+    heard = (
+        "T as in Tango, H as in Hotel, O as in Oscir, Ms as in Mike, A as in olfa, S as in Sierra."
+    )
+    assert spelling_pattern(heard) == "Thomas"
+    assert spelling_pattern(heard.replace("A as in olfa", "as in olfa")) == "Thom?s"
+
+
 @pytest.mark.parametrize(
     ("heard", "letter"),
     [("A.", "A"), ("It's an A.", "A"), ("A as in Alfa.", "A"), ("Alpha.", "A"),
-     ("I think it's A.", "A"), ("Hey.", None), ("B, C", None), ("Yes, that's right.", None)],
+     ("I think it's A.", "A"), ("Hey.", None), ("B, C", None), ("Yes, that's right.", None),
+     ("A as in olfa.", "A"), ("olfa.", None)],
 )  # fmt: skip
 def test_one_letter_said_alone(heard: str, letter: str | None) -> None:
     assert find_letter(heard) == letter

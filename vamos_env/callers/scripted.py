@@ -745,7 +745,7 @@ class ScriptedCaller:
         pending = len(state.agreed) < len(request.consent)
         if pending and question.offer and self._about_action(request, question):
             return True
-        if _own_count_asked(request, question.text) is not None:
+        if _own_detail_asked(request, question.text) is not None:
             return True
         return self._private_fact(question) is not None
 
@@ -797,7 +797,7 @@ class ScriptedCaller:
                     # Offered another card than the one it means to use: it says which one.
                     objection = f"{objection} {wanted.say}"
                 return self._utter("object", prefix=prefix, text=objection)
-        own = _own_count_asked(request, asked.text)
+        own = _own_detail_asked(request, asked.text)
         if own is not None:  # "Would you like it over how many months?" asks, not offers
             return self._utter("private_fact", prefix=prefix, say=own[0], value=own[1])
         fact = self._private_fact(asked) if heard.focus is not None else None
@@ -1071,9 +1071,16 @@ _HOW_MANY = re.compile(
 )
 
 
-def _own_count_asked(request: CallerRequest, text: str) -> tuple[str, str] | None:
-    """The caller's answer (words, value) when the agent asks for the term or the days
-    this request asks for, else None."""
+# "Which bill would you like to pay: the August bill or the September bill?"
+_WHICH_BILL = re.compile(r"\bwhich (?:month'?s )?bill\b|\bwhich month\b|\bwhat bill\b", re.I)
+
+
+def _own_detail_asked(request: CallerRequest, text: str) -> tuple[str, str] | None:
+    """The caller's answer (words, value) when the agent asks for the term, the days or
+    the bill this request is about, else None."""
+    month = request.details.get("bill_month")
+    if isinstance(month, str) and _WHICH_BILL.search(text):
+        return f"The {month} bill.", month
     match = _HOW_MANY.search(text)
     if match is None:
         return None

@@ -144,11 +144,14 @@ def find_letter(text: str) -> str | None:
     when no letter, or more than one, was said."""
     words = _alphabet_words(text)
     if words:
-        return words[0] if len(words) == 1 else None
+        if len(words) > 1:
+            return None
+        said = [a for a in _letters_alone(text) if a in words[0]]
+        return words[0] if len(words[0]) == 1 else (said[0] if said else None)
     match = _AS_IN.search(text)
     if match:
         return match["word"][0].upper()
-    alone = [t for t in _TOKEN.findall(text) if len(t) == 1 and t.isupper()]
+    alone = _letters_alone(text)
     if len(alone) > 1:  # "I think it's A": the pronoun is not the letter
         alone = [t for t in alone if t != "I"]
     return alone[0] if len(alone) == 1 else None
@@ -163,28 +166,55 @@ def fits_spelling(word: str, pattern: str) -> bool:
 
 def _stretch(part: str) -> list[str]:
     """The letters (or mark) one stretch of a spelling with words gives; [] for none."""
-    letters = _alphabet_words(part)
-    if letters:
-        return letters
+    heard = _alphabet_words(part)
+    if heard:
+        # A word as close to two of the alphabet's ("olfa": Alfa or Golf) is the letter
+        # said before it when that is one of them ("A as in olfa"), else a lost letter.
+        alone = _letters_alone(part)
+        return [c if len(c) == 1 else next((a for a in alone if a in c), LOST) for c in heard]
     tokens = [t.lower() for t in _TOKEN.findall(part)]
     if tokens and all(t in _MARKS for t in tokens):
         return [_MARKS[tokens[0]]]
     match = _AS_IN.search(part)
     if match:
         return [match["word"][0].upper()]
-    alone = [t for t in _TOKEN.findall(part) if len(t) == 1 and t.isupper()]
-    return alone[:1]
+    return _letters_alone(part)[:1]
+
+
+def _closeness(key: str) -> dict[str, float]:
+    """How close ``key`` is to each of the alphabet's words at least :data:`_CLOSE` close
+    (scored as :func:`difflib.get_close_matches` scores, keeping every tie)."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(key)
+    scores = {}
+    for word in _LETTER_OF:
+        matcher.set_seq1(word)
+        if (
+            matcher.real_quick_ratio() >= _CLOSE
+            and matcher.quick_ratio() >= _CLOSE
+            and (score := matcher.ratio()) >= _CLOSE
+        ):
+            scores[word] = score
+    return scores
+
+
+def _letters_alone(part: str) -> list[str]:
+    """The capital letters said on their own in ``part``."""
+    return [t for t in _TOKEN.findall(part) if len(t) == 1 and t.isupper()]
 
 
 def _alphabet_words(part: str) -> list[str]:
-    """The letters of the alphabet's words in ``part``, in order, close hearings included."""
+    """The letters of the alphabet's words in ``part``, in order, close hearings included;
+    a heard word as close to the words of several letters gives them all ("olfa": "AG")."""
     letters = []
     for token in _TOKEN.findall(part):
         key = token.lower().replace("-", "")
         if key in _LETTER_OF:
             letters.append(_LETTER_OF[key])
         elif len(key) >= 4:
-            close = difflib.get_close_matches(key, _LETTER_OF, n=1, cutoff=_CLOSE)
-            if close:
-                letters.append(_LETTER_OF[close[0]])
+            scores = _closeness(key)
+            if scores:
+                best = max(scores.values())
+                tied = {_LETTER_OF[word] for word, score in scores.items() if score == best}
+                letters.append("".join(sorted(tied)))
     return letters
