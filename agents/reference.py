@@ -150,7 +150,15 @@ _RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
     ),
     (
         "due_date_extension",
-        _rx(r"more days", r"more time", r"extension", r"extend", r"due date", r"moved? back"),
+        _rx(
+            r"more days",
+            r"more time",
+            r"extension",
+            r"extend",
+            r"due date",
+            r"moved? back",
+            r"days to pay",  # "10 moru days to pay": the "more" misheard
+        ),
     ),
     (
         "paperless_status",
@@ -267,6 +275,8 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 # The month a bill is compared with: up to two words after the cue, so that a misheard
+# The caller says a bill rose.
+_WENT_UP = re.compile(r"\b(?:go(?:ne)? up|went up|higher|increase\w*|bigger|more than)\b", re.I)
 # "compared weth Joly" still names the earlier bill.
 _EARLIER = re.compile(r"\b(?:compared|than|versus|vs)\b((?:\W+\w+){1,3})", re.I)
 
@@ -1273,6 +1283,21 @@ class ReferenceAgent:
             older = self._bill_in(bills, request.months[1])
         elif newer is not None and bills.index(newer) + 1 < len(bills):
             older = bills[bills.index(newer) + 1]
+            if (
+                not request.months
+                and _WENT_UP.search(request.text)
+                and int(newer.get("total_cents") or 0) <= int(older.get("total_cents") or 0)
+            ):
+                # "Why did my bill go up?" with no month heard (a line may have lost it),
+                # yet the newest bill did not go up: the caller means another one.
+                reply = yield from self._say(
+                    f"Which bill do you mean? Your {self._month_of(newer)} bill didn't go "
+                    f"up from the {self._month_of(older)} one."
+                )
+                month = next(iter(months_named(reply)), None)
+                named = self._bill_in(bills, month) if month else None
+                if named is not None and bills.index(named) + 1 < len(bills):
+                    newer, older = named, bills[bills.index(named) + 1]
         if newer is None or older is None:
             return (yield from self._say("I can't find both of those bills on your account."))
         compared = yield from self._tool(

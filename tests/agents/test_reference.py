@@ -573,3 +573,20 @@ def test_a_bill_to_pay_not_heard_is_asked_for_not_guessed(
     said = _agent_said(played)
     assert any(text.startswith("Which bill would you like to pay") for text in said), said
     assert_solved(played)
+
+
+def test_a_bill_said_to_have_gone_up_is_asked_for_when_the_newest_did_not(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # "Why did my July bill go up compared with June?" came through a cafe as "Why did
+    # my bill go up compored with G?": the newest bill went down, so it is not the one.
+    task = next(
+        t for t in exam if t.task_id.startswith("c-a12-") and "compare_bills-jul" in t.task_id
+    )
+    said = next(r.says for r in task.requests if r.kind == "compare_bills")
+    assert said == "Why did my July bill go up compared with June?"
+    channel = Mishears(said, "Why did my bill go up compored with G?")
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    asked = [text for text in _agent_said(played) if text.startswith("Which bill do you mean?")]
+    assert len(asked) == 1, played.describe()
+    assert_solved(played)

@@ -326,3 +326,26 @@ def test_spells_a_middle_name_and_says_one_letter_when_asked(tasks) -> None:
         == "I."
     )
     assert "only nine letters" in caller.hear("What's the tenth letter of your last name?").text
+
+
+def test_a_charge_offered_for_another_request_is_not_agreed_to(
+    tasks, answer_key_agent, converse
+) -> None:
+    # Asked for more days to pay, the caller does not say yes to a charge on its card (an
+    # agent that took "10 moru days to pay my bill" for a payment offered one).
+    task = tasks["t-record-extension"]
+    key = answer_key_agent(task)
+    replies: list[str] = []
+
+    def agent(heard: str) -> str:
+        if "more days" in heard and not replies:
+            replies.append(heard)
+            return "Shall I charge two hundred twenty-two dollars to the card ending 4242?"
+        return key.reply(heard)
+
+    caller = ScriptedCaller(task, "calm", rng=3)
+    call = converse(caller, agent)
+    said = [text for who, text in call.turns]
+    offer = said.index("Shall I charge two hundred twenty-two dollars to the card ending 4242?")
+    assert not said[offer + 1].startswith(("Yes", "Sure", "Okay", "Go ahead")), said[offer + 1]
+    assert caller.outcomes == [r.expected_outcome for r in task.requests]

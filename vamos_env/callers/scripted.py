@@ -123,6 +123,9 @@ _ACTIONS: dict[RequestKind, re.Pattern[str]] = {
     "enable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"electronic"),
     "disable_paperless": _rx(r"paperless", r"e-?mail", r"paper", r"mail"),
 }
+# An offer to take a payment, and the requests that ask for one.
+_CHARGE = _rx(r"charge", r"take (a|the) payment")
+_PAYMENTS = frozenset({"pay_bill", "pay_after_decline"})
 # Acts that move a call forward (the first time in a row they are said).
 _PROGRESS_ACTS = frozenset(
     {"identity", "lacks_factor", "readback_right", "readback_wrong", "retry_identity", "agree",
@@ -860,7 +863,11 @@ class ScriptedCaller:
         return (" and ".join(dict.fromkeys(right)) if wrong else None), compared
 
     def _about_action(self, request: CallerRequest, question: Question) -> bool:
-        """Whether a question is about doing what this request asks (not some other offer)."""
+        """Whether a question is about doing what this request asks (not some other offer:
+        "Shall I charge $219.67 to the card ending 9995?" is no answer to a caller who
+        asked for more days to pay)."""
+        if _CHARGE.search(question.text) and request.kind not in _PAYMENTS:
+            return False
         if question.money or question.digits or question.emails:
             return True
         if _GO_AHEAD.search(question.text):
