@@ -1202,6 +1202,20 @@ class ReferenceAgent:
                 return bill
         return None
 
+    def _month_of_open_bill(
+        self, request: Request, open_bills: list[dict[str, Any]], wish: str
+    ) -> Script[int | None]:
+        """The month of the bill the request is about: the one named, else, with more than
+        one bill open, the one the caller names when asked (a line may have lost the month,
+        and a guessed bill would pay or move the wrong one); None when it stays unnamed."""
+        if request.months:
+            return request.months[0]
+        if len(open_bills) < 2:
+            return None
+        months = " or the ".join(f"{self._month_of(b)} bill" for b in reversed(open_bills))
+        reply = yield from self._say(f"Which bill would you like {wish}: the {months}?")
+        return next(iter(months_named(reply)), None)
+
     @staticmethod
     def _month_of(bill: Mapping[str, Any]) -> str:
         month = int(str(bill.get("bill_date") or "2026-01")[5:7])
@@ -1398,14 +1412,8 @@ class ReferenceAgent:
 
     def _pay_bill(self, request: Request) -> Script[str]:
         bills = yield from self._bills()
-        month = request.months[0] if request.months else None
         open_bills = [b for b in bills if int(b.get("amount_remaining_cents") or 0) > 0]
-        if month is None and len(open_bills) > 1:
-            # No month heard and more than one bill open: which one is the caller's to say
-            # (a line may have lost the month; a guessed bill's amount would be said wrong).
-            months = " or the ".join(f"{self._month_of(b)} bill" for b in reversed(open_bills))
-            reply = yield from self._say(f"Which bill would you like to pay: the {months}?")
-            month = next(iter(months_named(reply)), None)
+        month = yield from self._month_of_open_bill(request, open_bills, "to pay")
         if month is None:  # no month named: the oldest bill still open
             bill = open_bills[-1] if open_bills else None
         else:
@@ -1786,7 +1794,9 @@ class ReferenceAgent:
 
     def _due_date_extension(self, request: Request) -> Script[str]:
         bills = yield from self._bills()
-        bill = self._bill_in(bills, request.months[0] if request.months else None)
+        open_bills = [b for b in bills if int(b.get("amount_remaining_cents") or 0) > 0]
+        month = yield from self._month_of_open_bill(request, open_bills, "more time on")
+        bill = self._bill_in(bills, month)
         if bill is None:
             return (yield from self._say("I can't find that bill on your account."))
         days = request.days

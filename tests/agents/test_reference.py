@@ -590,3 +590,17 @@ def test_a_bill_said_to_have_gone_up_is_asked_for_when_the_newest_did_not(
     asked = [text for text in _agent_said(played) if text.startswith("Which bill do you mean?")]
     assert len(asked) == 1, played.describe()
     assert_solved(played)
+
+
+def test_a_bill_to_extend_not_heard_is_asked_for_not_guessed(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    said = "Can you give me 10 more days to pay my September bill?"
+    # Patrick Patel's September bill and an older one are open when he asks.
+    wanted = "c-a05-disable_paperless.due_date_extension-sep.balance.create_arrangement-12"
+    task = next(t for t in exam if t.task_id == wanted)
+    assert any(r.says == said for r in task.requests)
+    played = play_call(task, ReferenceAgent(), channel=Mishears("my September bill", "my bill"))
+    asked = [text for text in _agent_said(played) if text.startswith("Which bill would you like")]
+    assert len(asked) == 1 and "more time on" in asked[0], played.describe()
+    assert_solved(played)
