@@ -1585,24 +1585,29 @@ class ReferenceAgent:
         return None
 
     def _confirm_term(self, term: int) -> Script[int]:
-        """Read back the months the caller asked for until it says yes; the term it gave."""
-        return (yield from self._confirm_count(term, "over {n} months", ("months", "payments")))
+        """Read back the months the caller asked for until it says yes; the term it gave (one
+        never confirmed is still quoted: the caller agrees to the plan's figures or not)."""
+        term, _ = yield from self._confirm_count(term, "over {n} months", ("months", "payments"))
+        return term
 
-    def _confirm_count(self, n: int, said_as: str, units: tuple[str, ...]) -> Script[int]:
+    def _confirm_count(
+        self, n: int, said_as: str, units: tuple[str, ...]
+    ) -> Script[tuple[int, bool]]:
         """Read back a count the caller gave ("over 36 months", "10 more days") until it says
-        yes; each correction is the new count (a refused one is not offered again)."""
+        yes; each correction is the new count (a refused one is not offered again). The
+        count last heard, and whether the caller said yes to it."""
         refused: set[int] = set()
         for _ in range(READ_BACKS):
             reply = yield from self._say(f"Just to confirm: {said_as.format(n=n)}?")
             kind = reply_kind(reply)
             if kind == "yes":
-                return n
+                return n, True
             said = [c.value.n for c in find_counts(reply) if c.value.unit in units]
             if kind == "other" and not said:
                 continue  # garbled: ask the same again
             refused.add(n)
             n = next((m for m in said if m not in refused), n)
-        return n
+        return n, False
 
     def _instalments(self, quote: Mapping[str, Any], *, careful: bool = False) -> str:
         first = int(quote.get("first_installment_cents") or 0)
@@ -1735,6 +1740,13 @@ class ReferenceAgent:
             refused.add(f"{str(cents).zfill(6)}|{paid_on.isoformat()}")
             heard.append((more[0].value if more else cents, when[0].value if when else paid_on))
             cents, paid_on = self._voted_payment(heard, refused)
+        else:  # figures never confirmed are not written down
+            return (
+                yield from self._say(
+                    "I'm sorry, I couldn't make out the payment's amount and date clearly on "
+                    "this line, so I haven't recorded it."
+                )
+            )
         paid_on = self._plausible_payment_day(paid_on)
         if paid_on > TODAY:  # not made yet: a promise, which is never recorded
             return (yield from self._promise_to_pay(request))
@@ -1803,7 +1815,14 @@ class ReferenceAgent:
         if days is None:  # none heard: asked for, not assumed
             days = yield from self._ask_count("How many more days do you need?", ("days",))
         if days is not None:  # the days the caller named are read back first
-            days = yield from self._confirm_count(days, "{n} more days", ("days",))
+            days, sure = yield from self._confirm_count(days, "{n} more days", ("days",))
+            if not sure:  # a count never confirmed is not written down
+                return (
+                    yield from self._say(
+                        "I'm sorry, I couldn't make out the number of days on this line, so "
+                        "I haven't moved the due date."
+                    )
+                )
         else:
             days = 15
         result = yield from self._tool(

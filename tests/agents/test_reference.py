@@ -604,3 +604,15 @@ def test_a_bill_to_extend_not_heard_is_asked_for_not_guessed(
     asked = [text for text in _agent_said(played) if text.startswith("Which bill would you like")]
     assert len(asked) == 1 and "more time on" in asked[0], played.describe()
     assert_solved(played)
+
+
+def test_payment_figures_never_confirmed_are_not_written_down(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # Each time the caller says "September 8" the line makes it "September 6": the read-back
+    # is refused every time, and a payment on the wrong day is not recorded after all.
+    task = next(t for t in exam if t.requests[0].kind == "record_arrangement_payment")
+    played = play_call(task, ReferenceAgent(), channel=Mishears("September 8", "September 6"))
+    written = _arguments(played, "modify_payment_arrangement")
+    assert all(call["payment_date"] != "2026-09-06" for call in written), written
+    assert any("haven't recorded it" in text for text in _agent_said(played)), played.describe()
