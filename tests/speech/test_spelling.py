@@ -108,6 +108,17 @@ def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> N
     assert spelling_pattern("Yes, that's right.") is None
 
 
+def test_a_letter_split_from_its_word_with_a_word_between_is_one_letter() -> None:
+    # "K as in Kilo, O as in Oscar, ..." beside a television through Whisper.
+    heard = (
+        "K as in kilo. Oh, it was an Oscar. W as in whiskey. That is an alpha. El as in Lena. "
+        "S as in Sierra. K as in kilo. I as in India."
+    )
+    assert spelling_pattern(heard) == "Kowalski"
+    # A capital before the joint is a letter of its own, not a word between.
+    assert spelling_pattern("Eisenhower, I as in India, N as in November.") == "?in"
+
+
 def test_a_word_as_close_to_two_letters_words_is_the_letter_said_before_it() -> None:
     # "olfa" is as close to Alfa as to Golf: the "A" said before it decides, and with
     # that lost too the letter is lost, not guessed (a wrong letter would outvote a right

@@ -37,7 +37,10 @@ NAME_PARTICLES = frozenset(
 )
 # A stretch that starts at the joint ("as in Oscar"): the letter before it was split off
 # by a comma a recogniser put in ("Oh, as an Oscar").
-_STARTS_AT_JOINT = re.compile(r"^\s*(?:as|is|has|was|like)\s+(?:in|an)\b", re.IGNORECASE)
+# ("Oh, it was an Oscar": a short lowercase word may come first; a capital is a letter.)
+_STARTS_AT_JOINT = re.compile(
+    r"^\s*(?:(?-i:[a-z]{2,3})\s+)?(?:as|is|has|was|like)\s+(?:in|an)\b", re.IGNORECASE
+)
 
 
 def last_name(full_name: str) -> str:
