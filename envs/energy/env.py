@@ -74,6 +74,37 @@ def _task_set(path: str) -> TaskSet:
     return load_task_set(path)
 
 
+def choose_call(
+    task_set: TaskSet,
+    task_ids: Sequence[str],
+    casting: Mapping[tuple[str, int], Casting],
+    rng: np.random.Generator,
+    task_id: str | None,
+    repeat: int,
+    persona: str | None,
+) -> tuple[str, str, str | None]:
+    """The call a reset plays: (task id, persona, the casting's background or None).
+
+    The task is the one named (it must be one of ``task_ids``, the set's ids sorted) or
+    one drawn with ``rng``; the persona is the one named or the casting's (calm for a
+    repeat the casting lacks).
+    """
+    if task_id is None:
+        task_id = task_ids[int(rng.integers(len(task_ids)))]
+    elif task_id not in task_ids:
+        raise ValueError(
+            f"options.task_id: expected a task of {task_set.name!r} ({len(task_ids)} tasks), "
+            f"got {task_id!r}"
+        )
+    row = casting.get((task_id, repeat))
+    persona = persona or (row.persona if row else "calm")
+    if persona not in SHIPPED_PERSONAS:
+        raise ValueError(
+            f"options.persona: expected one of {list(SHIPPED_PERSONAS)}, got {persona!r}"
+        )
+    return task_id, persona, row.background if row else None
+
+
 def resolve_tasks(tasks: str | Path | TaskSet | Sequence[Task]) -> TaskSet:
     """``"exam"``, ``"singles"``, a task file path, a ``TaskSet`` or a list of tasks."""
     if isinstance(tasks, TaskSet):
@@ -171,23 +202,17 @@ class VamosEnergyEnv(gym.Env[str, Any]):
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         opts = self._options(options)
-        if opts.task_id is not None:
-            if opts.task_id not in self._tasks:
-                raise ValueError(
-                    f"options.task_id: expected a task of {self.task_set.name!r} "
-                    f"({len(self._tasks)} tasks), got {opts.task_id!r}"
-                )
-            task_id = opts.task_id
-        else:
-            task_id = self._task_ids[int(self.np_random.integers(len(self._task_ids)))]
+        task_id, persona, cast_in = choose_call(
+            self.task_set,
+            self._task_ids,
+            self._casting,
+            self.np_random,
+            opts.task_id,
+            opts.repeat,
+            opts.persona,
+        )
         task = self._tasks[task_id]
-        casting = self._casting.get((task_id, opts.repeat))
-        persona = opts.persona or (casting.persona if casting else "calm")
-        if persona not in SHIPPED_PERSONAS:
-            raise ValueError(
-                f"options.persona: expected one of {list(SHIPPED_PERSONAS)}, got {persona!r}"
-            )
-        background = opts.background or (casting.background if casting else "clean")
+        background = opts.background or cast_in or "clean"
         level_db = opts.level_db if opts.level_db is not None else self.level_db
         caller_kind = opts.caller or self.caller_kind
 

@@ -27,14 +27,13 @@ from gymnasium import spaces
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vamos_env.callers.casting import Casting, cast
-from vamos_env.callers.persona import SHIPPED_PERSONAS
 from vamos_env.channel.audio.dsp import from_pcm16, to_pcm16
 from vamos_env.channel.parameters import DEFAULT_LEVEL_DB
 from vamos_env.duplex.engine import FRAME, MAX_CALL_S, DuplexCall, _NoSpeechChannel
 from vamos_env.duplex.engine import caller_voice_synthesizer as _caller_voice
 from vamos_env.duplex.line import line_condition
 from vamos_env.duplex.turntaking import turn_taking
-from vamos_env.envs.energy.env import DEFAULT_TRIAL, check_world, resolve_tasks
+from vamos_env.envs.energy.env import DEFAULT_TRIAL, check_world, choose_call, resolve_tasks
 from vamos_env.envs.energy.prompt import system_prompt
 from vamos_env.envs.energy.seed import default_snapshot
 from vamos_env.envs.energy.session import CallSession
@@ -127,22 +126,17 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             opts = DuplexResetOptions.model_validate(dict(options or {}))
         except ValidationError as exc:
             raise ValueError(f"reset options are invalid:\n{describe_errors(exc)}") from None
-        if opts.task_id is not None and opts.task_id not in self._tasks:
-            raise ValueError(
-                f"options.task_id: expected a task of {self.task_set.name!r} "
-                f"({len(self._tasks)} tasks), got {opts.task_id!r}"
-            )
-        task_id = opts.task_id or self._task_ids[int(self.np_random.integers(len(self._task_ids)))]
-        task = self._tasks[task_id]
-        casting = self._casting.get((task_id, opts.repeat))
-        persona = opts.persona or (casting.persona if casting else "calm")
-        if persona not in SHIPPED_PERSONAS:
-            raise ValueError(
-                f"options.persona: expected one of {list(SHIPPED_PERSONAS)}, got {persona!r}"
-            )
-        background = (
-            opts.background or self.background or (casting.background if casting else "clean")
+        task_id, persona, cast_in = choose_call(
+            self.task_set,
+            self._task_ids,
+            self._casting,
+            self.np_random,
+            opts.task_id,
+            opts.repeat,
+            opts.persona,
         )
+        task = self._tasks[task_id]
+        background = opts.background or self.background or cast_in or "clean"
         level_db = opts.level_db if opts.level_db is not None else self.level_db
         line = line_condition(opts.line) if opts.line is not None else self.line
         # The text env's two child generators: the caller's wording, then the call's audio.
