@@ -407,6 +407,10 @@ def _with_parts(name: str, parts: Mapping[int, str]) -> str:
     return " ".join(" ".join(whole[index] for index in (0, 1, -1)).split())
 
 
+# Hearings of the same account number after which a refused one is offered again.
+INSISTED = 3
+
+
 @dataclass
 class Identity:
     """What the caller has told the agent to verify with, every hearing of it kept.
@@ -451,6 +455,10 @@ class Identity:
         for digits in _digit_runs(text):
             if len(digits) == 9:
                 self.numbers.append(digits)
+                if self.numbers.count(digits) >= INSISTED:
+                    # Refused once, yet given the same again and again: the caller insists
+                    # (the refusal was of another detail, or a read-back misheard).
+                    self.rejected.discard(_code(digits))
                 number = True
                 break
         name = find_name(text)
@@ -962,6 +970,15 @@ class ReferenceAgent:
             # The details did not match: what the caller confirmed stands; hear the rest
             # again, and offer no failed guess.
             factor = identity.second_factor
+            if identity.confirmed >= {"number", "name", "factor"} and not identity.spelled:
+                # All three read back and confirmed, yet no match: the digits were checked
+                # one by one, the name only by its sound, which another form on file shares
+                # ("Vanderberg" for "Van der Berg"); its letters, spaces and all, settle it.
+                name = identity.name
+                spelled = yield from self._spell_name()
+                if spelled is not None and spelled != name:
+                    identity.respelled(name, factor)
+                    continue
             identity.reject_unconfirmed()
             if identity.confirmed >= {"number", "name"}:
                 reply = yield from self._say(

@@ -542,14 +542,19 @@ def test_a_misheard_bill_amount_is_asked_again_before_a_confirmed_name_is_spelle
     assert_solved(played)
 
 
+@pytest.mark.parametrize("factor", ["last_bill_amount", "card_last4", "postal_code"])
 def test_a_confirmed_name_in_another_form_than_on_file_is_spelled(
-    exam: tuple[Task, ...], play_call: Callable[..., Played]
+    exam: tuple[Task, ...], play_call: Callable[..., Played], factor: str
 ) -> None:
     # "Daniel Van der Berg" sounds like "Daniel Vanderberg", which the recogniser writes
     # each time; the caller hears its own name read back and says yes. The check fails
-    # with the factor given twice the same: the mismatch is the name, and its spelling,
-    # spaces and all, settles it.
-    task = next(t for t in exam if t.caller.full_name == "Daniel Van der Berg")
+    # with the factor given twice the same (a bill amount), or with every detail read back
+    # and confirmed (card, postal code): the mismatch is the name, and its spelling, spaces
+    # and all, settles it.
+    task = next(
+        t for t in exam
+        if t.caller.full_name == "Daniel Van der Berg" and t.caller.second_factor.kind == factor
+    )  # fmt: skip
     played = play_call(
         task, ReferenceAgent(), channel=Mishears("Daniel Van der Berg", "Daniel Vanderberg")
     )
@@ -616,3 +621,13 @@ def test_payment_figures_never_confirmed_are_not_written_down(
     written = _arguments(played, "modify_payment_arrangement")
     assert all(call["payment_date"] != "2026-09-06" for call in written), written
     assert any("haven't recorded it" in text for text in _agent_said(played)), played.describe()
+
+
+def test_an_account_number_given_again_and_again_after_a_refusal_is_offered_again() -> None:
+    identity = Identity()
+    identity.hear_number_and_name("It's 721228204, Daniel Vanderberg.")
+    identity.reject("7212-28204")  # a failed check with everything confirmed refuses it all
+    identity.hear_number_and_name("7, 2, 1, 2, 2, 8, 2, 0, far.")
+    assert identity.account_number is None
+    identity.hear_number_and_name("7, 2, 1, 2, 2, 8, 2, 0, Far.")
+    assert identity.account_number == "7212-28204"
