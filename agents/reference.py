@@ -1121,8 +1121,9 @@ class ReferenceAgent:
         letters = [c for c in pattern if c.isalpha() or c == LOST]
         for position in [i for i, c in enumerate(letters) if c == LOST][:2]:
             reply = yield from self._say(
+                # With its word: a letter said alone ("L.") is what a line loses first.
                 f"Sorry, I missed a letter. What's the {ordinal(position + 1)} letter of "
-                f"your {part} name?"
+                f"your {part} name, with a word for it, like A as in Alfa?"
             )
             letters[position] = find_letter(reply) or LOST
         filled = iter(letters)

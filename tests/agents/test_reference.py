@@ -269,8 +269,8 @@ def test_a_surname_with_a_particle_is_spelled_whole(
 class HearsTheNameTwoWays(TextChannel):
     """A line that first hears "Elena Van Horn" as "Elena Banhorn", then as "Alina Van Horn"
     (a hearing that outvotes the right first name), and loses two letters of the first
-    name's spelling, as Whisper did with the angry voice ("Alice and Lena" for "L as in
-    Lima", "Eisenhower" for "A as in Alfa")."""
+    name's spelling, as Whisper does with the angry voice ("Alice and Lemon" for "L as in
+    Lima", "Ice and Hover" for "A as in Alfa")."""
 
     def __init__(self) -> None:
         super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
@@ -281,8 +281,8 @@ class HearsTheNameTwoWays(TextChannel):
             self.hearings += 1
             heard = "Elena Banhorn" if self.hearings == 1 else "Alina Van Horn"
             caller_text = caller_text.replace("Elena Van Horn", heard)
-        caller_text = caller_text.replace("L as in Lima", "Alice and Lena")
-        caller_text = caller_text.replace("N as in November, A as in Alfa.", "N, Eisenhower.")
+        caller_text = caller_text.replace("L as in Lima", "Alice and Lemon")
+        caller_text = caller_text.replace("N as in November, A as in Alfa.", "N, Ice and Hover.")
         return super().to_agent(caller_text)
 
 
@@ -293,7 +293,7 @@ def test_a_spelling_with_letters_lost_settles_on_the_hearing_it_fits(
     task = next(t for t in exam if t.caller.full_name == "Elena Van Horn")
     played = play_call(task, ReferenceAgent(), channel=HearsTheNameTwoWays())
     heard = [turn.heard or "" for turn in played.episode.transcript.turns]
-    assert any("Alice and Lena" in text for text in heard), played.describe()
+    assert any("Alice and Lemon" in text for text in heard), played.describe()
     assert _arguments(played, "verify_caller")[0]["name_on_account"] == "Elena Van Horn"
     assert_solved(played)
 

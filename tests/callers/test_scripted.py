@@ -326,6 +326,14 @@ def test_spells_a_middle_name_and_says_one_letter_when_asked(tasks) -> None:
         == "I."
     )
     assert "only nine letters" in caller.hear("What's the tenth letter of your last name?").text
+    # Asked for it with its word (a letter alone is what a line loses), it says the word.
+    assert (
+        caller.hear(
+            "Sorry, I missed a letter. What's the first letter of your last name, with a word "
+            "for it, like A as in Alfa?"
+        ).text
+        == "W as in Whiskey."
+    )
 
 
 def test_a_charge_offered_for_another_request_is_not_agreed_to(

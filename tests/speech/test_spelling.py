@@ -41,6 +41,14 @@ def test_every_letter_has_its_word() -> None:
          "Lina, I as an echo, why as a Yankee?", "O'Malley"),
         ("W is in Whiskey, Aizan Alpha, Aizan Lina, Aizan Sierra, Hizan Hotel, hyphen, Aizan "
          "Oscar, Bizan Bravo, Aizan India.", "Walsh-Obi"),
+        # The hyphen said alone and heard near its word; the joint written as "M.S.".
+        ("W is in Whiskey, Isan Alpha, Aliz and Lima, S is in Sierra, H is in Hotel, Hiphon, "
+         "Aliz and Oscar, B is in Bravo, I is in India.", "Walsh-Obi"),
+        ("M.S. and Mike, he is an echo, I is an India.", "Mei"),
+        ("H is in Hope Tell, Eisenhower and as in November and as in November, Eisenhower, H is "
+         "in Hope Tell.", "Hannah"),
+        ("S.S. and Sierra, Isan Alpha, Amazon Mike, U.S. and uniform, he is an echo, Alice and "
+         "Lima.", "Samuel"),
         # The words alone, without "as in".
         ("November, Oscar, Victor, Alpha, Kilo.", "Novak"),
         ("Juliet, Oscar, X-ray.", "Jox"),
@@ -62,9 +70,9 @@ def test_what_a_recogniser_makes_of_a_spelling(heard: str, word: str) -> None:
         "I",
         "",
         "Mike.",
-        # A letter lost ("A as in Alfa" as "Eisenhower"): a spelling not heard whole is
+        # A letter lost ("A as in Alfa" as "Ice and Hover"): a spelling not heard whole is
         # not taken, or it would refute a name heard right.
-        "S.S. and Sierra, Eisenhower, Amazon Mike, U.S. and Uniform, E.S. and Echo, Alice and "
+        "S.S. and Sierra, Ice and Hover, Amazon Mike, U.S. and Uniform, E.S. and Echo, Alice and "
         "Lima.",
     ],
 )
@@ -97,9 +105,11 @@ def test_a_letter_split_from_its_word_by_a_comma_is_one_letter() -> None:
 def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> None:
     # "E as in Echo, L as in Lima, E as in Echo, N as in November, A as in Alfa" in the angry
     # voice through Whisper: two stretches give no letter, and each is one letter lost.
-    heard = "He has an echo, Alice and Lena. He has an echo, and as in November, Eisenhower."
+    heard = "He has an echo, Alice and Lemon. He has an echo, and as in November, Ice and Hover."
     pattern = spelling_pattern(heard)
     assert pattern == "E?en?"
+    # "Lena" is how Whisper writes Lima in every room: it is the letter, not a lost one.
+    assert spelling_pattern(heard.replace("Lemon", "Lena")) == "Elen?"
     assert find_spelled(heard) is None
     assert fits_spelling("Elena", pattern)
     assert not fits_spelling("Alina", pattern)  # the first letter came through as E
@@ -116,7 +126,12 @@ def test_a_letter_split_from_its_word_with_a_word_between_is_one_letter() -> Non
     )
     assert spelling_pattern(heard) == "Kowalski"
     # A capital before the joint is a letter of its own, not a word between.
-    assert spelling_pattern("Eisenhower, I as in India, N as in November.") == "?in"
+    assert spelling_pattern("Ice and Hover, I as in India, N as in November.") == "?in"
+    assert spelling_pattern("Eisenhower, I as in India, N as in November.") == "Ain"
+    # A stretch of several words that gave no letter is a letter of its own: "L as in
+    # Lima, E as in Echo, E as in Echo" in the angry voice in a quiet room.
+    assert spelling_pattern("Elas and Lemon, he is an echo, he is an echo.") == "?ee"
+    assert spelling_pattern("Elas and Lena, he is an echo, he is an echo.") == "Lee"
 
 
 def test_a_word_as_close_to_two_letters_words_is_the_letter_said_before_it() -> None:

@@ -503,8 +503,9 @@ class ScriptedCaller:
         return " ".join(spelled(part, with_words=with_words) for part in parts)
 
     def _letter_of_name(self, text: str) -> str | None:
-        """One letter of the name, said alone, when the agent asks for it ("What's the
-        second letter of your last name?" -> "A."); None when not asked so."""
+        """One letter of the name when the agent asks for it ("What's the second letter
+        of your last name?" -> "A.", or "A as in Alfa." when asked with a word for it);
+        None when not asked so."""
         match = _LETTER_OF_NAME.search(text)
         if match is None:
             return None
@@ -514,7 +515,8 @@ class ScriptedCaller:
         position = _ORDINALS[match["nth"].lower()]
         if position > len(letters):
             return f"There are only {number(len(letters))} letters in it."
-        return letters[position - 1].upper() + "."
+        letter = letters[position - 1].upper()
+        return spelled(letter) if _SPELL_WITH_WORDS.search(text) else letter + "."
 
     def _one_digit_at_a_time(self, text: str) -> str | None:
         """The account number (when the question names it) or the card's or postal code's

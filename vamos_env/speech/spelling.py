@@ -22,6 +22,10 @@ SPELLING_ALPHABET: dict[str, str] = {
 }  # fmt: skip
 _LETTER_OF = {word.lower().replace("-", ""): letter for letter, word in SPELLING_ALPHABET.items()}
 _LETTER_OF |= {"alpha": "A", "juliet": "J", "whisky": "W", "xray": "X"}
+# What Whisper writes for a letter's words too far from the alphabet word to count as
+# close, heard in every room in the calm voice and the angry: "Lena" for Lima, and
+# "Eisenhower" for all of "A as in Alfa".
+_LETTER_OF |= {"lena": "L", "eisenhower": "A"}
 
 # "K as in Kilo": the word after the joint, and what a recogniser makes of the joint
 # ("is in", "has in", "as an").
@@ -41,6 +45,13 @@ NAME_PARTICLES = frozenset(
 _STARTS_AT_JOINT = re.compile(
     r"^\s*(?:(?-i:[a-z]{2,3})\s+)?(?:as|is|has|was|like)\s+(?:in|an)\b", re.IGNORECASE
 )
+
+# What may be split off before such a stretch: one short word, a letter as it sounds
+# ("Oh", "Em", "Why"). A longer stretch that gave no letter ("Elas and Lena" for "L as in
+# Lima") is a letter lost of its own, and the stretch after it ("he is an echo") its own.
+_LETTER_SOUND = re.compile(r"^\s*[A-Za-z]{1,3}\s*$")
+# "M.S. and Mike", "S.S. and Sierra", "U.S. and uniform": how Whisper writes "M as in Mike".
+_ABBREVIATED_JOINT = re.compile(r"\b([A-Z])\.[Ss]\.?\s+(?=(?:and|in|an)\s+[A-Za-z])")
 
 
 def last_name(full_name: str) -> str:
@@ -103,7 +114,7 @@ LOST = "?"
 
 def spelling_pattern(text: str) -> str | None:
     """The word spelled in ``text``, capitalised, with :data:`LOST` for each letter that did
-    not come through ("E?En?" for "Echo, Alice and Lena, Echo, November, Eisenhower");
+    not come through ("E?En?" for "Echo, Alice and Lemon, Echo, November, Ice and Hover");
     None when nothing was spelled.
 
     Spelled with words, the spelling is read one stretch between commas at a time, each
@@ -114,10 +125,18 @@ def spelling_pattern(text: str) -> str | None:
     letters said one by one ("K W A M E", or "KWAME" as a recogniser joins them).
     "hyphen", "apostrophe" and "space" keep their marks.
     """
+    # "M as in Mike" written "M.S. and Mike": the letter and its joint as an abbreviation
+    # (the "as" heard as "S"), which the commas and full stops below would split in three.
+    text = _ABBREVIATED_JOINT.sub(r"\1 as ", text)
     stretches: list[str] = []
     read: list[list[str]] = []
     for part in (p for p in re.split(r"[,.;:?!]+", text) if p.strip()):
-        if stretches and not read[-1] and _STARTS_AT_JOINT.match(part):
+        if (
+            stretches
+            and not read[-1]
+            and _LETTER_SOUND.match(stretches[-1])
+            and _STARTS_AT_JOINT.match(part)
+        ):
             part = stretches.pop() + " " + part  # "Oh, as an Oscar": one letter, split by a comma
             read.pop()
         stretches.append(part)
@@ -178,6 +197,8 @@ def _stretch(part: str) -> list[str]:
     tokens = [t.lower() for t in _TOKEN.findall(part)]
     if tokens and all(t in _MARKS for t in tokens):
         return [_MARKS[tokens[0]]]
+    if len(tokens) == 1 and (near := difflib.get_close_matches(tokens[0], _MARKS, 1, 0.65)):
+        return [_MARKS[near[0]]]  # a mark's word said alone and heard near it ("Hiphon")
     match = _AS_IN.search(part)
     if match:
         return [match["word"][0].upper()]
