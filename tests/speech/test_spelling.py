@@ -45,6 +45,8 @@ def test_every_letter_has_its_word() -> None:
         ("W is in Whiskey, Isan Alpha, Aliz and Lima, S is in Sierra, H is in Hotel, Hiphon, "
          "Aliz and Oscar, B is in Bravo, I is in India.", "Walsh-Obi"),
         ("M.S. and Mike, he is an echo, I is an India.", "Mei"),
+        # Letters run together without their commas.
+        ("Eisenhower and as in November and as in November, H as in Hotel.", "Annh"),
         ("H is in Hope Tell, Eisenhower and as in November and as in November, Eisenhower, H is "
          "in Hope Tell.", "Hannah"),
         ("S.S. and Sierra, Isan Alpha, Amazon Mike, U.S. and uniform, he is an echo, Alice and "
@@ -100,6 +102,9 @@ def test_a_letter_split_from_its_word_by_a_comma_is_one_letter() -> None:
              "was in uniform.")  # fmt: skip
     assert find_spelled(heard) == "Moreau"
     assert find_spelled("D is in golf. R is in Romeo. Oh, as an Oscar.") == "Gro"
+    # A letter said alone and split from its word by a stop is one letter too.
+    assert find_spelled("P. as in Papa, or as in Romeo, I as in India.") == "Pri"
+    assert find_spelled("And as in November, oh, as an Oscar, K, as in Kilo.") == "Nok"
 
 
 def test_a_spelling_with_letters_lost_keeps_the_letters_that_came_through() -> None:
@@ -132,6 +137,11 @@ def test_a_letter_split_from_its_word_with_a_word_between_is_one_letter() -> Non
     # Lima, E as in Echo, E as in Echo" in the angry voice in a quiet room.
     assert spelling_pattern("Elas and Lemon, he is an echo, he is an echo.") == "?ee"
     assert spelling_pattern("Elas and Lena, he is an echo, he is an echo.") == "Lee"
+    # Without the comma between them, a stretch that gave no letter is still one lost
+    # ("B as in Bravo, R as in Romeo" for Brooks-Yamada, in the angry voice).
+    assert spelling_pattern("Dias and Brubbo are as in Romeo, oh as an Oscar.") == "?ro"
+    assert spelling_pattern("So the D as in Delta, I as in India.") == "Di"
+    assert spelling_pattern("Elas and Lena is an echo, he is an echo.") == "Lee"
 
 
 def test_a_word_as_close_to_two_letters_words_is_the_letter_said_before_it() -> None:

@@ -50,6 +50,10 @@ _STARTS_AT_JOINT = re.compile(
 # ("Oh", "Em", "Why"). A longer stretch that gave no letter ("Elas and Lena" for "L as in
 # Lima") is a letter lost of its own, and the stretch after it ("he is an echo") its own.
 _LETTER_SOUND = re.compile(r"^\s*[A-Za-z]{1,3}\s*$")
+# A joint with the word said before it ("are as in Romeo", "and as in November").
+_JOINT_WITH_LETTER = re.compile(
+    r"(?<!\S)(?P<said>\S+)\s+(?:as|is|has|was|like)\s+(?:in|an)\s+[A-Za-z]", re.IGNORECASE
+)
 # "M.S. and Mike", "S.S. and Sierra", "U.S. and uniform": how Whisper writes "M as in Mike".
 _ABBREVIATED_JOINT = re.compile(r"\b([A-Z])\.[Ss]\.?\s+(?=(?:and|in|an)\s+[A-Za-z])")
 
@@ -130,11 +134,13 @@ def spelling_pattern(text: str) -> str | None:
     text = _ABBREVIATED_JOINT.sub(r"\1 as ", text)
     stretches: list[str] = []
     read: list[list[str]] = []
-    for part in (p for p in re.split(r"[,.;:?!]+", text) if p.strip()):
+    parts = (p for p in re.split(r"[,.;:?!]+", text) if p.strip())
+    for part in (sub for p in parts for sub in _between_joints(p)):
         if (
             stretches
-            and not read[-1]
             and _LETTER_SOUND.match(stretches[-1])
+            # Nothing read from it ("Oh"), or the very letter alone ("P. as in Papa").
+            and (not read[-1] or stretches[-1].strip() in read[-1])
             and _STARTS_AT_JOINT.match(part)
         ):
             part = stretches.pop() + " " + part  # "Oh, as an Oscar": one letter, split by a comma
@@ -203,6 +209,26 @@ def _stretch(part: str) -> list[str]:
     if match:
         return [match["word"][0].upper()]
     return _letters_alone(part)[:1]
+
+
+def _between_joints(part: str) -> list[str]:
+    """``part`` cut before each letter and joint in it that follows other words: the
+    commas a recogniser left out ("Dias and Brubbo are as in Romeo" is two letters, B lost
+    and R; "Eisenhower and as in November" two). Words before a joint that give no letter
+    and have none of four letters or more ("the D as in Delta") stay with it."""
+    cuts = [0]
+    for match in _JOINT_WITH_LETTER.finditer(part):
+        start = match.start()
+        if _alphabet_words(match["said"]):
+            # "Elas and Lena is an echo": the word before is the last letter's own; the
+            # letter of this joint was lost before it ("he is an echo").
+            start = match.end("said")
+        before = part[cuts[-1] : start]
+        if before.strip() and (
+            _stretch(before) or any(len(t) >= 4 for t in _TOKEN.findall(before))
+        ):
+            cuts.append(start)
+    return [part[a:b] for a, b in zip(cuts, [*cuts[1:], len(part)], strict=True)]
 
 
 def _closeness(key: str) -> dict[str, float]:
