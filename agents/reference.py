@@ -387,7 +387,22 @@ def find_name(text: str) -> str | None:
             close()
     close()
     best = _without_repeats(best)
+    if len(best) < 2 and (lowered := _LOWERCASE_MIDDLE.search(text)):
+        # "Dimitri lead Abernathy": a middle name the recogniser wrote in lower case.
+        first, middle, last = lowered.groups()
+        if not {first.lower(), middle, last.lower()} & (_NOT_NAMES | _FUNCTION_WORDS):
+            return f"{first} {middle.capitalize()} {last}"
     return " ".join(best) if len(best) >= 2 else None
+
+
+_LOWERCASE_MIDDLE = re.compile(r"\b([A-Z][a-z'\-]+) ([a-z]{2,}) ([A-Z][a-z'\-]+)\b")
+# Lower-case words that join two names rather than stand between them as one.
+_FUNCTION_WORDS = frozenset(
+    {
+        "and", "or", "the", "is", "in", "at", "on", "of", "to", "for", "from", "with", "but",
+        "was", "as", "an", "by", "here", "speaking", "calling", "says", "said", "not", "nor",
+    }
+)  # fmt: skip
 
 
 def _without_repeats(words: list[str]) -> list[str]:
@@ -505,7 +520,7 @@ class Identity:
         spelled = {
             index: word
             for index, pattern in spelled.items()
-            if (word := self.fitting(index, pattern)) is not None
+            if (word := self._spelled_as(index, pattern)) is not None
         }
         for index, word in spelled.items():
             self.spellings.setdefault(index, []).append(word)
@@ -577,6 +592,31 @@ class Identity:
         ]
         fits = Counter(part for part in parts if fits_spelling(part, pattern))
         return fits.most_common(1)[0][0] if fits else None
+
+    def _spelled_as(self, index: int, pattern: str) -> str | None:
+        """The part a spelling gives: the hearing it fits, else its lost letters filled."""
+        word = self.fitting(index, pattern)
+        return self._filled(index, pattern) if word is None else word
+
+    def _filled(self, index: int, pattern: str) -> str | None:
+        """A spelled part with letters lost that no hearing fits, its lost letters taken
+        from the most heard part of the same length that agrees with most of its letters
+        ("?indqvist" and "Lindquist": the letters "Lindqvist"); None when there is none."""
+        known = [i for i, c in enumerate(pattern) if c != LOST]
+        if not known:
+            return None
+        parts = Counter(
+            part
+            for name in self.names
+            if len(part := name_part(name, index)) == len(pattern)
+            and sum(part[i].lower() == pattern[i].lower() for i in known) >= 0.75 * len(known)
+        )
+        if not parts:
+            return None
+        part = parts.most_common(1)[0][0]
+        return name_cased(
+            "".join(h if c == LOST else c for h, c in zip(part, pattern, strict=True))
+        )
 
     def _as_spelled(self, name: str | None) -> str | None:
         """``name`` with the parts the caller spelled, unless the caller refused that."""

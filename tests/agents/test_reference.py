@@ -485,6 +485,23 @@ def test_an_amount_with_a_word_run_into_its_cents_is_a_guess() -> None:
     assert _run_on_money("I paid $80.00 on September 8.") == []
 
 
+def test_a_middle_name_written_in_lower_case_is_part_of_the_name() -> None:
+    assert find_name("No, it's Dimitri lead Abernathy.") == "Dimitri Lead Abernathy"
+    assert find_name("2 7 8 8 3 9 4 7 8 Dimitri lead Abernathy") == "Dimitri Lead Abernathy"
+    assert find_name("It's for Kwame and Novak.") is None  # a joining word is no name
+
+
+def test_a_spelling_with_a_letter_lost_takes_it_from_a_hearing_of_its_length() -> None:
+    # "L as in Lima" lost twice (asked for alone too), every other letter right: the
+    # hearing "Lindquist" gives the L, the spelling the v.
+    identity = Identity()
+    identity.hear_number_and_name("It's 248778209, Jerome Lindquist.")
+    assert identity.hear_spelled({0: "Jerome", -1: "?indqvist"}) == "Jerome Lindqvist"
+    # A hearing that shares few of the letters spelled gives none.
+    other = Identity(names=["Jerome Lundgrens"])
+    assert other.hear_spelled({-1: "?indqvist"}) is None
+
+
 def test_a_spelled_middle_name_replaces_the_one_heard() -> None:
     identity = Identity()
     identity.hear_number_and_name("It's 278839478, Metri Lead Abernathy.")
