@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, TypeVar
@@ -109,7 +109,8 @@ _RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
             r"until next week",
             r"put down that",
             r"note (on|that)",
-            r"promise\w*",
+            r"promis\w* (?:to )?pay",
+            r"i promise",
             r"haven'?t paid",
             r"can'?t pay",
         ),
@@ -194,7 +195,8 @@ _RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
         _rx(
             r"go(ne)? up",
             r"went up",
-            r"higher",
+            r"higher than",
+            r"(?:bill|it)(?:'s| is| was| got| seems) higher",
             r"compared?",
             r"what changed",
             r"increase\w*",
@@ -419,6 +421,13 @@ def _with_parts(name: str, parts: Mapping[int, str]) -> str:
     """``name`` with some of its parts (first 0, middle 1, surname -1) replaced; a middle
     replaced by "" is dropped (the caller has none)."""
     whole = {index: name_part(name, index) for index in (0, 1, -1)} | dict(parts)
+    surname = whole[-1].replace(" ", "").lower()
+    if (
+        1 not in parts
+        and " " in whole[-1]
+        and surname.startswith(whole[1].replace(" ", "").lower())
+    ):
+        whole[1] = ""  # "Daniel Vander Berg" spelled "Van der Berg": the middle is the surname's
     return " ".join(" ".join(whole[index] for index in (0, 1, -1)).split())
 
 
@@ -619,11 +628,41 @@ class Identity:
         )
 
     def _as_spelled(self, name: str | None) -> str | None:
-        """``name`` with the parts the caller spelled, unless the caller refused that."""
-        if name is None or not self.spelled_parts:
+        """``name`` with the parts the caller spelled, unless the caller refused that.
+
+        A spelling refused may have lost its first or last letters on the line ("and as
+        in November, and as in November, as in alpha" is "Nna" of "Hannah"): the heard
+        parts that hold its letters are offered next, the most heard first.
+        """
+        if not self.spelled_parts:
             return name
-        respelled = _with_parts(name, self.spelled_parts)
-        return name if respelled in self.rejected else respelled
+        # Every hearing refused: the spelled parts may still make a name with one of them.
+        base = name or _best(self.names, set())
+        if base is None:
+            return None
+        for parts in self._spelled_readings():
+            respelled = _with_parts(base, parts)
+            if respelled not in self.rejected:
+                return respelled
+        return name
+
+    def _spelled_readings(self) -> Iterator[dict[int, str]]:
+        """The spelled parts, then each with a longer heard part that contains it."""
+        spelled = self.spelled_parts
+        yield spelled
+        heard = [name for name in self.names if not re.search(r"\d", name)]
+        for index, word in spelled.items():
+            if not word:
+                continue
+            longer = Counter(
+                part
+                for name in heard
+                if len(name.split()) >= 2
+                and len(part := name_part(name, index)) > len(word)
+                and word.lower() in part.lower()
+            )
+            for part, _ in longer.most_common():
+                yield spelled | {index: part}
 
     def _settle(self) -> None:
         # A value every hearing of which the caller refused is unknown (asked again), not
@@ -827,6 +866,8 @@ class ReferenceAgent:
         reply = caller_words((yield {"type": "say", "text": text}))
         for _ in range(4):
             if "agent_cut" in self._info and not is_interruption(reply):
+                # A line that cuts replies cuts long ones most: every turn short from now.
+                self._state.concise = True
                 reply = caller_words((yield {"type": "say", "text": text}))
             elif is_interruption(reply):
                 # The caller heard the start: say the rest, and keep every turn short now.
@@ -1131,8 +1172,11 @@ class ReferenceAgent:
             # A word for each letter: single letters are what a noisy line loses first.
             (
                 0,
-                "Could you spell your first name for me, a word for each letter, like A as in "
-                "Alfa?",
+                self._either(
+                    "Could you spell your first name for me, a word for each letter, like A as "
+                    "in Alfa?",
+                    "Could you spell your first name, like A as in Alfa?",
+                ),
             ),
             (-1, "And could you spell your last name, a word for each letter?"),
         ):
@@ -1160,10 +1204,14 @@ class ReferenceAgent:
         part = {0: "first", 1: "middle", -1: "last"}[index]
         letters = [c for c in pattern if c.isalpha() or c == LOST]
         for position in [i for i, c in enumerate(letters) if c == LOST][:2]:
+            nth = ordinal(position + 1)
             reply = yield from self._say(
                 # With its word: a letter said alone ("L.") is what a line loses first.
-                f"Sorry, I missed a letter. What's the {ordinal(position + 1)} letter of "
-                f"your {part} name, with a word for it, like A as in Alfa?"
+                self._either(
+                    f"Sorry, I missed a letter. What's the {nth} letter of your {part} name, "
+                    "with a word for it, like A as in Alfa?",
+                    f"The {nth} letter of your {part} name, like A as in Alfa?",
+                )
             )
             letters[position] = find_letter(reply) or LOST
         filled = iter(letters)
@@ -1655,25 +1703,36 @@ class ReferenceAgent:
         yes; each correction is the new count (a refused one is not offered again). The
         count last heard, and whether the caller said yes to it."""
         refused: set[int] = set()
+        reading_back = True
         for _ in range(READ_BACKS):
-            reply = yield from self._say(f"Just to confirm: {said_as.format(n=n)}?")
+            reply = yield from self._say(
+                f"Just to confirm: {said_as.format(n=n)}?"
+                if reading_back
+                else f"Sorry, how many {units[0]} was that?"
+            )
             kind = reply_kind(reply)
-            if kind == "yes":
-                return n, True
             said = [c.value.n for c in find_counts(reply) if c.value.unit in units]
-            if kind == "other" and not said:
-                continue  # garbled: ask the same again
-            refused.add(n)
-            n = next((m for m in said if m not in refused), n)
+            if reading_back:
+                if kind == "yes":
+                    return n, True
+                if kind == "other" and not said:
+                    continue  # garbled: ask the same again
+                refused.add(n)
+            fresh = [m for m in said if m not in refused]
+            # A correction heard as a count already refused was misheard: asked for afresh.
+            reading_back = bool(fresh)
+            n = fresh[0] if fresh else n
         return n, False
 
     def _instalments(self, quote: Mapping[str, Any], *, careful: bool = False) -> str:
         first = int(quote.get("first_installment_cents") or 0)
         monthly = int(quote.get("monthly_installment_cents") or 0)
         if first != monthly:
+            # Each figure after its name: a line that cuts the turn after the second figure
+            # leaves no figure without one ("..., then seventeen dollars" read as the first).
             return (
-                f"first instalment {self._money(first, careful=careful)}, then "
-                f"{self._money(monthly, careful=careful)} a month"
+                f"first instalment {self._money(first, careful=careful)}, then monthly "
+                f"instalments of {self._money(monthly, careful=careful)}"
             )
         return f"{self._money(monthly, careful=careful)} a month"
 

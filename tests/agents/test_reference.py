@@ -394,6 +394,20 @@ def test_a_term_out_of_range_is_read_back_before_it_is_refused(
     assert_solved(played)
 
 
+def test_a_correction_heard_as_a_refused_term_is_asked_for_afresh(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # The line turns the caller's correction into a term it already refused, each time:
+    # that term is not read back again; the agent asks how many months instead.
+    task = _arrangement_task(exam, "create_arrangement", 36)
+    channel = Mishears("over 36 months", "over 37 months", ("It's 36 months", "It's 37 months"))
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    said = _agent_said(played)
+    assert said.count("Just to confirm: over 37 months?") == 1, played.describe()
+    assert "Sorry, how many months was that?" in said, played.describe()
+    assert_solved(played)
+
+
 # --- understanding the caller ---------------------------------------------------------------
 
 # Request kinds that the agent serves with one intent (the quote tool tells them apart).
@@ -529,6 +543,26 @@ def test_a_spelled_part_outranks_every_hearing_of_it() -> None:
     # Refused even so: the spelling does not bring the refused name back.
     identity.reject("Dmitri Lee Abernathy")
     assert identity.name != "Dmitri Lee Abernathy"
+
+
+def test_a_refused_spelling_that_lost_its_ends_gives_way_to_a_hearing_that_holds_it() -> None:
+    # Whisper dropped "H as in Hotel, A as in Alfa" and the last "H as in Hotel" each time
+    # "Hannah" was spelled: "Nna", refused, then the heard name that holds its letters.
+    identity = Identity()
+    identity.hear_number_and_name("It's 129378945. The name is Hannah Brooks.")
+    identity.reject("Hannah Brooks")
+    assert identity.hear_spelled({0: "Nna", 1: "", -1: "Brooks-Yamada"}) == "Nna Brooks-Yamada"
+    identity.reject("Nna Brooks-Yamada")
+    assert identity.name == "Hannah Brooks-Yamada"
+    identity.reject("Hannah Brooks-Yamada")
+    assert identity.name is None  # every reading refused: asked again, none offered twice
+
+
+def test_a_surname_spelled_with_spaces_takes_in_the_middle_word_heard_as_its_start() -> None:
+    identity = Identity()
+    identity.hear_number_and_name("It's 721228204, Daniel Vander Berg.")
+    assert identity.hear_spelled({-1: "Van Der Berg"}) == "Daniel Van Der Berg"
+    assert Identity(names=["Mary Ann Smith"]).hear_spelled({-1: "Smith"}) == "Mary Ann Smith"
 
 
 class MishearsOnce(Mishears):

@@ -45,6 +45,13 @@ def test_every_letter_has_its_word() -> None:
         ("W is in Whiskey, Isan Alpha, Aliz and Lima, S is in Sierra, H is in Hotel, Hiphon, "
          "Aliz and Oscar, B is in Bravo, I is in India.", "Walsh-Obi"),
         ("M.S. and Mike, he is an echo, I is an India.", "Mei"),
+        # The hyphen as it sounds, one word or two, even split by a comma.
+        ("S. as in Sierra. Hi, Finn. Why as in Yankee. I as an alpha.", "S-Ya"),
+        ("S as in Sierra. Hi Finn. Why as in Yankee? I as an alpha.", "S-Ya"),
+        ("K as in Kilo, S as in Sierra, Hifen, why as in Yankee, I as an alpha.", "Ks-Ya"),
+        # ... or after a letter's word with no comma between ("as a November Space").
+        ("V as Invictor, I as an Alpha, and as a November Space, D as in Delta, E as an Echo, R "
+         "as in Romeo", "Van Der"),
         # Letters run together without their commas.
         ("Eisenhower and as in November and as in November, H as in Hotel.", "Annh"),
         ("H is in Hope Tell, Eisenhower and as in November and as in November, Eisenhower, H is "

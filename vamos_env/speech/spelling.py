@@ -34,6 +34,17 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?")
 # The marks inside a name ("Walsh-Obi", "O'Malley", "Van Horn"), said as words.
 _MARKS = {"hyphen": "-", "dash": "-", "apostrophe": "'", "space": " "}
 _MARK_WORDS = {"-": "hyphen", "'": "apostrophe", " ": "space"}
+
+
+def _sound(word: str) -> str:
+    """A word's consonants as they sound ("hyphen", "Hifen", "Hi Finn" are all "hfn"):
+    "ph" and "gh" as said, y a vowel, doubled letters once, vowels after the first dropped."""
+    word = re.sub(r"[^a-z]", "", word.lower()).replace("ph", "f").replace("gh", "")
+    word = re.sub(r"(.)\1+", r"\1", word.replace("y", "i"))
+    return word[:1] + re.sub(r"[aeiou]", "", word[1:])
+
+
+_MARK_SOUNDS = {_sound(word): mark for word, mark in _MARKS.items()}
 # The small words a surname may start with ("Van Horn", "de la Cruz"): a caller asked for
 # the last name spells them too, and a listener takes them as part of it.
 NAME_PARTICLES = frozenset(
@@ -145,6 +156,15 @@ def spelling_pattern(text: str) -> str | None:
         ):
             part = stretches.pop() + " " + part  # "Oh, as an Oscar": one letter, split by a comma
             read.pop()
+        elif (
+            stretches
+            and not read[-1]
+            and _stretch(joined := stretches[-1] + " " + part)
+            in ([mark] for mark in _MARKS.values())
+        ):
+            part = joined  # "Hi, Finn.": a mark's word split in two by a comma
+            stretches.pop()
+            read.pop()
         stretches.append(part)
         read.append(_stretch(part))
     with_words = [bool(_AS_IN.search(part) or _alphabet_words(part)) for part in stretches]
@@ -199,12 +219,17 @@ def _stretch(part: str) -> list[str]:
         # A word as close to two of the alphabet's ("olfa": Alfa or Golf) is the letter
         # said before it when that is one of them ("A as in olfa"), else a lost letter.
         alone = _letters_alone(part)
-        return [c if len(c) == 1 else next((a for a in alone if a in c), LOST) for c in heard]
+        letters = [c if len(c) == 1 else next((a for a in alone if a in c), LOST) for c in heard]
+        last = _TOKEN.findall(part)[-1].lower()
+        # The mark said after the letter with no comma between ("as a November Space").
+        return [*letters, _MARKS[last]] if last in _MARKS else letters
     tokens = [t.lower() for t in _TOKEN.findall(part)]
     if tokens and all(t in _MARKS for t in tokens):
         return [_MARKS[tokens[0]]]
     if len(tokens) == 1 and (near := difflib.get_close_matches(tokens[0], _MARKS, 1, 0.65)):
         return [_MARKS[near[0]]]  # a mark's word said alone and heard near it ("Hiphon")
+    if 1 <= len(tokens) <= 2 and (mark := _MARK_SOUNDS.get(_sound("".join(tokens)))):
+        return [mark]  # ... or sounding like it, even in two words ("Hifen", "Hi Finn")
     match = _AS_IN.search(part)
     if match:
         return [match["word"][0].upper()]
