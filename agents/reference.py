@@ -1132,6 +1132,13 @@ class ReferenceAgent:
             unreadable = kind == "no" and not (
                 heard_number or heard_name or re.search(r"\d", reply)
             )
+            if unreadable and spellings:
+                # Refused again after the spelling, the correction unreadable: without digits
+                # it is of the name, which is not read back again as it was.
+                identity.disputed.add("name")
+                identity.reject(name)
+                identity.confirm("number")
+                continue
             if same_number or same_name or unreadable:
                 if (same_name or unreadable) and not spellings:
                     # Either side may have misheard the name; the letters settle it.

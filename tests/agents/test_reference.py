@@ -408,6 +408,42 @@ def test_a_correction_heard_as_a_refused_term_is_asked_for_afresh(
     assert_solved(played)
 
 
+class GarblesTheNameAndASpellingOnce(TextChannel):
+    """A line on which the caller's full name comes through as each of ``heard`` in turn
+    (then right), and the first spelling of its surname has one letter wrong."""
+
+    def __init__(self, full_name: str, heard: list[str], spelled_wrong: tuple[str, str]) -> None:
+        super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
+        self.full_name, self.heard, self.spelled_wrong = full_name, heard, spelled_wrong
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        said, wrong = self.spelled_wrong
+        if said in caller_text:
+            caller_text = caller_text.replace(said, wrong)
+            self.spelled_wrong = (said, said)
+        if self.full_name in caller_text and self.heard:
+            caller_text = caller_text.replace(self.full_name, self.heard.pop(0))
+        return super().to_agent(caller_text)
+
+
+def test_a_name_refused_after_its_spelling_is_not_read_back_again(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # Heard wrong twice, then spelled with a letter wrong, and the correction of that
+    # unreadable ("It's quesicestio."): the spelled name is refused all the same (no
+    # digits: the name was wrong), not read back again as it was.
+    task = next(t for t in exam if t.caller.full_name == "Keisha Castillo")
+    channel = GarblesTheNameAndASpellingOnce(
+        "Keisha Castillo",
+        ["Kesha Castillo", "Kesha Castillo", "quesicestio"],
+        ("T as in Tango", "D as in Delta"),
+    )
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    wrong = [text for text in _agent_said(played) if "name Keisha Casdillo" in text]
+    assert len(wrong) == 1, played.describe()
+    assert_solved(played)
+
+
 # --- understanding the caller ---------------------------------------------------------------
 
 # Request kinds that the agent serves with one intent (the quote tool tells them apart).

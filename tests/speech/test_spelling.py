@@ -49,6 +49,9 @@ def test_every_letter_has_its_word() -> None:
         ("S. as in Sierra. Hi, Finn. Why as in Yankee. I as an alpha.", "S-Ya"),
         ("S as in Sierra. Hi Finn. Why as in Yankee? I as an alpha.", "S-Ya"),
         ("K as in Kilo, S as in Sierra, Hifen, why as in Yankee, I as an alpha.", "Ks-Ya"),
+        # A stretch the recogniser repeated: a letter three times is two.
+        ("See as in Charlie, I as an alpha, S as in Sierra, T as in Tango, I as an India, Elas "
+         "and Lina, Elas and Lina, Elas and Lina, Elas and Oscar.", "Castillo"),
         # ... or after a letter's word with no comma between ("as a November Space").
         ("V as Invictor, I as an Alpha, and as a November Space, D as in Delta, E as an Echo, R "
          "as in Romeo", "Van Der"),

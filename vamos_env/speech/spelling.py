@@ -179,7 +179,10 @@ def spelling_pattern(text: str) -> str | None:
                 pieces.append(_MARKS[token.lower()])
     if sum(len(p) for p in pieces if p.isalpha()) < 2:
         return None
-    return name_cased(" ".join("".join(pieces).split()).strip("-' "))
+    word = " ".join("".join(pieces).split()).strip("-' ")
+    # A letter three times over is a recogniser repeating a stretch ("Elas and Lina" heard
+    # three times for the two Ls of "Castillo"): no name has one, a name may have two.
+    return name_cased(re.sub(r"([a-z])\1{2,}", r"\1\1", word, flags=re.IGNORECASE))
 
 
 def name_cased(word: str) -> str:
