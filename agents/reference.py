@@ -1270,6 +1270,13 @@ class ReferenceAgent:
         agent never uses it (the eager baseline acts on it instead of asking).
         """
         reply = yield from self._say(question)
+        for _ in range(2):
+            if reply_kind(reply) != "other" or understand(reply) is not None:
+                break
+            # Neither a yes nor a no, nor a request ("Yet, thet's right. Ge ahead." on a
+            # noisy line): not taken as a no, the question is asked again whole (agreement
+            # counts only to a question that states the terms).
+            reply = yield from self._say(question)
         return reply_kind(reply) == "yes", reply
 
     def _after_write(self, terms: str) -> Script[None]:

@@ -444,6 +444,37 @@ def test_a_name_refused_after_its_spelling_is_not_read_back_again(
     assert_solved(played)
 
 
+class GarblesAConsentOnce(TextChannel):
+    """A perfect line but for the first agreement to go ahead, which comes through garbled."""
+
+    def __init__(self) -> None:
+        super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
+        self.garbled = False
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        if not self.garbled and "go ahead" in caller_text.lower():
+            self.garbled = True
+            caller_text = "Yet, thet's right. Ge ahead."
+        return super().to_agent(caller_text)
+
+
+@pytest.mark.parametrize("kind", ["pay_bill", "pay_after_decline"])
+def test_a_garbled_answer_to_a_consent_question_gets_the_question_again(
+    kind: str, exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # The caller, asked word for word what it just said yes to, says yes again (with two
+    # cards to try, it does not take the question for the second card's).
+    task = next(t for t in exam if t.requests[0].kind == kind)
+    played = play_call(task, ReferenceAgent(), channel=GarblesAConsentOnce())
+    assert played.episode.channel.garbled, played.describe()
+    charges = [text for text in _agent_said(played) if text.startswith("Shall I charge")]
+    assert len(charges) >= 2 and charges[0] == charges[1], played.describe()
+    assert not any("Nothing has been charged" in text for text in _agent_said(played)), (
+        played.describe()
+    )
+    assert_solved(played)
+
+
 # --- understanding the caller ---------------------------------------------------------------
 
 # Request kinds that the agent serves with one intent (the quote tool tells them apart).

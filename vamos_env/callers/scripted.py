@@ -182,6 +182,9 @@ class CallerAct:
 class _RequestState:
     raised: bool = False
     agreed: set[int] = field(default_factory=set)
+    # The agent turn the caller last said yes to (asked again word for word, the yes was
+    # lost on the line: the caller says yes again).
+    agreed_to: str | None = None
     refused_offer: bool = False
     # An answer heard but not yet acted on (the sceptic asked "why?" first, or the
     # caller turned down an offer that came with it): it closes the request next.
@@ -787,12 +790,20 @@ class ScriptedCaller:
         # the caller to confirm it, as a read-back does.
         asks_consent = heard.offer or heard.readback
         confirms = asks_consent or (asked.yes_no and _carries_values(asked))
+        again = len(state.heard) >= 2 and state.heard[-2].text == heard.text
+        if state.agreed and again and heard.text == state.agreed_to and confirms:
+            # The question it just said yes to, asked again word for word: its yes was
+            # lost on the line, and it says yes again.
+            return self._utter(
+                "agree", prefix=prefix, agree=request.consent[max(state.agreed)].agree
+            )
         if pending and confirms and self._about_action(request, asked):
             # The brief's consents come in order (the first card, then the other one).
             k = pending[0]
             consent = request.consent[k]
             if self._consent_met(consent, heard, state):
                 state.agreed.add(k)
+                state.agreed_to = heard.text
                 return self._utter("agree", prefix=prefix, agree=consent.agree)
             if asks_consent:
                 wanted = card_fact(self.brief, request, k)
