@@ -1096,7 +1096,8 @@ class ReferenceAgent:
         """Read the account number and name back until the caller says they are right."""
         identity = self._state.identity
         offered: set[tuple[str | None, str | None]] = set()
-        name_corrections, spellings = 0, 0
+        # A name spelled before this read-back (a failed check had it spelled) counts.
+        name_corrections, spellings = 0, int(identity.spelled)
         for attempt in range(2 * IDENTITY_READ_BACKS):
             number, name = identity.account_number, identity.name
             if attempt >= IDENTITY_READ_BACKS and (number, name) in offered:

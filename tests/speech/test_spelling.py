@@ -49,6 +49,8 @@ def test_every_letter_has_its_word() -> None:
         ("S. as in Sierra. Hi, Finn. Why as in Yankee. I as an alpha.", "S-Ya"),
         ("S as in Sierra. Hi Finn. Why as in Yankee? I as an alpha.", "S-Ya"),
         ("K as in Kilo, S as in Sierra, Hifen, why as in Yankee, I as an alpha.", "Ks-Ya"),
+        # The letter before its word misheard, the joint run into the word: the word wins.
+        ("D. As Invictor. As in Alpha. And as in November.", "Van"),
         # A stretch the recogniser repeated: a letter three times is two.
         ("See as in Charlie, I as an alpha, S as in Sierra, T as in Tango, I as an India, Elas "
          "and Lina, Elas and Lina, Elas and Lina, Elas and Oscar.", "Castillo"),

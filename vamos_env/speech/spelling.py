@@ -53,8 +53,10 @@ NAME_PARTICLES = frozenset(
 # A stretch that starts at the joint ("as in Oscar"): the letter before it was split off
 # by a comma a recogniser put in ("Oh, as an Oscar").
 # ("Oh, it was an Oscar": a short lowercase word may come first; a capital is a letter.)
+# ("As Invictor": the joint's "in" run into the word.)
 _STARTS_AT_JOINT = re.compile(
-    r"^\s*(?:(?-i:[a-z]{2,3})\s+)?(?:as|is|has|was|like)\s+(?:in|an)\b", re.IGNORECASE
+    r"^\s*(?:(?-i:[a-z]{2,3})\s+)?(?:as|is|has|was|like)\s+(?:in|an)(?:\b|(?=[a-z]{3}))",
+    re.IGNORECASE,
 )
 
 # What may be split off before such a stretch: one short word, a letter as it sounds
