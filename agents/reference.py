@@ -188,7 +188,8 @@ _RULES: tuple[tuple[Intent, re.Pattern[str]], ...] = (
     ),
     (
         "supplier",
-        _rx(r"supplier", r"supplies", r"supply", r"who \w+ (my )?electricity", r"another company"),
+        # Any word of "supply" ("supplies" heard as "supplios").
+        _rx(r"suppl\w*", r"who \w+ (my )?electricity", r"another company"),
     ),
     (
         "compare_bills",
