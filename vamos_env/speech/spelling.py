@@ -45,6 +45,7 @@ def _sound(word: str) -> str:
 
 
 _MARK_SOUNDS = {_sound(word): mark for word, mark in _MARKS.items()}
+
 # The small words a surname may start with ("Van Horn", "de la Cruz"): a caller asked for
 # the last name spells them too, and a listener takes them as part of it.
 NAME_PARTICLES = frozenset(
@@ -161,8 +162,7 @@ def spelling_pattern(text: str) -> str | None:
         elif (
             stretches
             and not read[-1]
-            and _stretch(joined := stretches[-1] + " " + part)
-            in ([mark] for mark in _MARKS.values())
+            and _mark_of(_tokens(joined := stretches[-1] + " " + part)) is not None
         ):
             part = joined  # "Hi, Finn.": a mark's word split in two by a comma
             stretches.pop()
@@ -225,20 +225,32 @@ def _stretch(part: str) -> list[str]:
         # said before it when that is one of them ("A as in olfa"), else a lost letter.
         alone = _letters_alone(part)
         letters = [c if len(c) == 1 else next((a for a in alone if a in c), LOST) for c in heard]
-        last = _TOKEN.findall(part)[-1].lower()
+        last = _tokens(part)[-1]
         # The mark said after the letter with no comma between ("as a November Space").
         return [*letters, _MARKS[last]] if last in _MARKS else letters
-    tokens = [t.lower() for t in _TOKEN.findall(part)]
-    if tokens and all(t in _MARKS for t in tokens):
-        return [_MARKS[tokens[0]]]
-    if len(tokens) == 1 and (near := difflib.get_close_matches(tokens[0], _MARKS, 1, 0.65)):
-        return [_MARKS[near[0]]]  # a mark's word said alone and heard near it ("Hiphon")
-    if 1 <= len(tokens) <= 2 and (mark := _MARK_SOUNDS.get(_sound("".join(tokens)))):
-        return [mark]  # ... or sounding like it, even in two words ("Hifen", "Hi Finn")
+    mark = _mark_of(_tokens(part))
+    if mark is not None:
+        return [mark]
     match = _AS_IN.search(part)
     if match:
         return [match["word"][0].upper()]
     return _letters_alone(part)[:1]
+
+
+def _tokens(part: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(part)]
+
+
+def _mark_of(tokens: list[str]) -> str | None:
+    """The mark a stretch's words say: its word ("hyphen"), a word heard near it alone
+    ("Hiphon"), or one or two words that sound like it ("Hifen", "Hi Finn")."""
+    if tokens and all(t in _MARKS for t in tokens):
+        return _MARKS[tokens[0]]
+    if len(tokens) == 1 and (near := difflib.get_close_matches(tokens[0], _MARKS, 1, 0.65)):
+        return _MARKS[near[0]]
+    if 1 <= len(tokens) <= 2:
+        return _MARK_SOUNDS.get(_sound("".join(tokens)))
+    return None
 
 
 def _between_joints(part: str) -> list[str]:
