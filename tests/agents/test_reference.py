@@ -410,19 +410,29 @@ def test_a_correction_heard_as_a_refused_term_is_asked_for_afresh(
 
 class GarblesTheNameAndASpellingOnce(TextChannel):
     """A line on which the caller's full name comes through as each of ``heard`` in turn
-    (then right), and the first spelling of its surname has one letter wrong."""
+    (then right, or as ``then`` ever after), and the first spelling of its surname has one
+    letter wrong."""
 
-    def __init__(self, full_name: str, heard: list[str], spelled_wrong: tuple[str, str]) -> None:
+    def __init__(
+        self,
+        full_name: str,
+        heard: list[str],
+        spelled_wrong: tuple[str, str],
+        then: str | None = None,
+    ) -> None:
         super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
         self.full_name, self.heard, self.spelled_wrong = full_name, heard, spelled_wrong
+        self.then = then
 
     def to_agent(self, caller_text: str) -> list[str]:
         said, wrong = self.spelled_wrong
         if said in caller_text:
             caller_text = caller_text.replace(said, wrong)
             self.spelled_wrong = (said, said)
-        if self.full_name in caller_text and self.heard:
-            caller_text = caller_text.replace(self.full_name, self.heard.pop(0))
+        if self.full_name in caller_text and (self.heard or self.then):
+            caller_text = caller_text.replace(
+                self.full_name, self.heard.pop(0) if self.heard else str(self.then)
+            )
         return super().to_agent(caller_text)
 
 
@@ -441,6 +451,32 @@ def test_a_name_refused_after_its_spelling_is_not_read_back_again(
     played = play_call(task, ReferenceAgent(), channel=channel)
     wrong = [text for text in _agent_said(played) if "name Keisha Casdillo" in text]
     assert len(wrong) == 1, played.describe()
+    assert_solved(played)
+
+
+def test_a_name_spelled_before_its_read_back_is_spelled_again_not_asked_for_whole(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    # The check fails on "Daniel Vanderberg" (the name on file has four parts), so the name
+    # is spelled, a letter wrong; refused, and from then on the name said whole never comes
+    # through ("Then you'll vendor birth."): it is spelled again, not asked for whole until
+    # the caller gives up.
+    task = next(
+        t
+        for t in exam
+        if t.caller.full_name == "Daniel Van der Berg"
+        and t.caller.second_factor.kind == "last_bill_amount"
+    )
+    channel = GarblesTheNameAndASpellingOnce(
+        "Daniel Van der Berg",
+        ["Daniel Vanderberg", "Daniel Vanderberg", "Daniel Vanderberg"],
+        ("V as in Victor", "D as in Delta"),
+        then="Then you'll vendor birth",
+    )
+    played = play_call(task, ReferenceAgent(), channel=channel)
+    said = _agent_said(played)
+    assert sum("spell your last name" in text for text in said) == 2, played.describe()
+    assert sum("full name again" in text for text in said) <= 1, played.describe()
     assert_solved(played)
 
 
