@@ -251,26 +251,61 @@ class ScriptedCaller:
             self.monitor.caller_said(reply.text, self.turn)
         return reply
 
+    def interrupt(self, text: str) -> Utterance | HangUp:
+        """The caller cut in on the agent, which is still talking; ``text`` is what it heard
+        so far. What it heard counts; it answers with its interruption, not as if it had
+        heard a whole turn (a read-back cut in half is no read-back to dispute)."""
+        if self.ended is not None:
+            raise RuntimeError("interrupt() after the caller hung up")
+        self.turn += 1
+        # It knows it cut the agent off: the last sentence it heard is open, whatever full
+        # stop a recogniser put after it.
+        text = text.rstrip().removesuffix(".")
+        heard = listen(text)
+        # A question heard before it cut in is answered ("... your account number and full
+        # name"); otherwise it tells the agent to get on with it.
+        asked = heard.is_question and not heard.cut_digits
+        reply = self._hear(text) if asked else self._interrupted(text, None)
+        if reply.text:
+            self.monitor.caller_said(reply.text, self.turn)
+        return reply
+
+    def holds_cut_in(self, text: str) -> bool:
+        """Whether the caller lets the agent finish rather than cut in, having heard ``text``
+        of a turn still going on: a person listens to its own details being read back to
+        it (a code being read out), lets an offer it is asked to agree to finish, and
+        listens to figures and to an answer to what it asked: it interrupts a monologue,
+        not a confirmation or the answer it called for."""
+        heard = listen(text.rstrip().removesuffix("."))
+        if heard.readback or heard.offer or heard.digits or heard.cut_digits:
+            return True
+        if heard.money or heard.dates:
+            return True
+        return self.verified and self._outcome(heard) is not None
+
+    def _interrupted(self, text: str, limit: int | None) -> Utterance | HangUp:
+        # Cut in, but what was heard before cutting in still counts.
+        heard = listen(text)
+        self._last_heard = heard
+        self.monitor.agent_said(heard.text, heard)
+        if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
+            return self._hang_up("contradiction", "contradiction_goodbye")
+        state = self._state
+        if state is not None and self.verified:
+            state.heard.append(heard)
+            state.candidate = self._outcome(heard) or state.candidate
+        self._progress(None)
+        if self._stalled():
+            return self._hang_up("stall", "stall_goodbye")
+        return Utterance(self._say("interrupt"), cut_in_after_words=limit)
+
     def _hear(self, text: str) -> Utterance | HangUp:
         if text.endswith(CUT_OFF):
             return self._cut_off(text[: -len(CUT_OFF)].rstrip())
         words = text.split()
         limit = self.persona.behaviours.interrupt_after_words
         if limit is not None and len(words) > limit:
-            # Cut in, but what was heard before cutting in still counts.
-            heard = listen(" ".join(words[:limit]))
-            self._last_heard = heard
-            self.monitor.agent_said(heard.text, heard)
-            if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:
-                return self._hang_up("contradiction", "contradiction_goodbye")
-            state = self._state
-            if state is not None and self.verified:
-                state.heard.append(heard)
-                state.candidate = self._outcome(heard) or state.candidate
-            self._progress(None)
-            if self._stalled():
-                return self._hang_up("stall", "stall_goodbye")
-            return Utterance(self._say("interrupt"), cut_in_after_words=limit)
+            return self._interrupted(" ".join(words[:limit]), limit)
         heard = listen(text)
         self.monitor.agent_said(text, heard)
         if self._contradicted(heard) and self.persona.behaviours.hangs_up_on_contradiction:

@@ -36,6 +36,7 @@ Nothing reads the wall clock; the call is reproducible from its generators.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 from collections.abc import Callable, Sequence
@@ -51,6 +52,7 @@ from vamos_env.channel.audio.backgrounds import REFERENCE_RMS, BackgroundStream
 from vamos_env.channel.audio.channel import spoken_form
 from vamos_env.channel.audio.dsp import RATE, Audio, active_rms, dither, ratio_for_level
 from vamos_env.channel.audio.vad import DetectorSettings, SpeechDetector
+from vamos_env.duplex.ear import TimedRecognise, Word, joined, stretch_words
 from vamos_env.duplex.hearing import Offset, Onset, StreamingDetector
 from vamos_env.duplex.line import Line, LineCondition
 from vamos_env.duplex.metrics import CallMetrics, Segment, call_metrics, merged
@@ -71,6 +73,10 @@ AGENT_SPEECH_DBFS = -45.0  # an agent frame louder than this carries speech (gro
 AGENT_GAP_S = 0.5  # pauses shorter than this inside the agent's speech are not gaps
 TRANSFER_GRACE_S = 10.0  # the agent's closing words after a transfer must start by then
 HANG_UP_TAIL_S = 0.5
+# A caller due to cut in that hears the agent reading its details back waits: it listens
+# again every HOLD_RECHECK_S, for at most HOLD_MAX times its patience in all.
+HOLD_RECHECK_S = 1.0
+HOLD_MAX = 3.0
 
 Synthesize = Callable[[str], Audio]
 Recognise = Callable[[Audio], str]
@@ -182,6 +188,7 @@ class DuplexCall:
         taking: TurnTaking,
         synthesize: Synthesize,
         recognise: Recognise = engines.transcribe,
+        grading_ear: TimedRecognise | None = None,
         max_call_s: float = MAX_CALL_S,
         keep_line_audio: bool = False,
     ) -> None:
@@ -192,6 +199,9 @@ class DuplexCall:
         self.max_call_s = max_call_s
         self._synthesize = synthesize
         self._recognise = recognise
+        # The grader's ear (``ear.py``); without one the transcript takes the words as the
+        # caller's ear recognised each piece.
+        self._grading_ear = grading_ear
         room_rng, dither_rng, down_rng, up_rng = rng.spawn(4)
         self.stream = BackgroundStream(background, room_rng, ratio_for_level(level_db))  # type: ignore[arg-type]
         self._dither_rng = dither_rng
@@ -220,6 +230,7 @@ class DuplexCall:
         self._reply_due: int | None = round(taking.opens_after_s * RATE)
         self._opened = False
         self._cut_in_at = -1  # the agent stretch the caller last cut in on (its start)
+        self._hold_until = 0  # a cut-in held back is reconsidered from here
         self._quiet_since = 0
         self._transfer_at: int | None = None
         self._hung_up = False
@@ -365,16 +376,20 @@ class DuplexCall:
         if self._speaking is not None:
             return
         start = self.hearing.segment_start
+        begin = max(start, self._deaf_until)
         if (
             agent_talking
             and taking.cut_in_after_s is not None
             and start != self._cut_in_at
-            and now - max(start, self._deaf_until) >= taking.cut_in_after_s * RATE
+            and now - begin >= taking.cut_in_after_s * RATE
+            and now >= self._hold_until
         ):
+            if self._holds_cut_in(begin, now):
+                return
             self._cut_in_at = start
-            self._unanswered.append((max(start, self._deaf_until), now, False))
+            self._unanswered.append((begin, now, False))
             self._event("caller_cut_in")
-            self._reply()
+            self._reply(interrupting=True)
             return
         if self._reply_due is not None and now >= self._reply_due and not agent_talking:
             self._reply()
@@ -386,6 +401,21 @@ class DuplexCall:
         ):
             self._event("caller_nudge")
             self._reply()
+
+    def _holds_cut_in(self, begin: int, now: int) -> bool:
+        """Whether the caller, due to cut in, lets the agent go on: it hears what the agent
+        has said so far and asks its brief (a caller without ``holds_cut_in`` never holds).
+        It holds for at most ``HOLD_MAX`` times its patience, listening again every
+        ``HOLD_RECHECK_S``."""
+        holds = getattr(self.caller, "holds_cut_in", None)
+        limit = self.taking.cut_in_after_s
+        if holds is None or limit is None or now - begin >= HOLD_MAX * limit * RATE:
+            return False
+        if not holds(self._words(begin, now)):
+            return False
+        self._hold_until = now + round(HOLD_RECHECK_S * RATE)
+        self._event("caller_held", f"{(now - begin) / RATE:.2f}")
+        return True
 
     def _agent_onset(self, event: Onset) -> None:
         self._reply_due = None if self._opened else self._reply_due
@@ -444,7 +474,7 @@ class DuplexCall:
         self._unanswered = []
         return " ".join(t for t in texts if t)
 
-    def _reply(self) -> None:
+    def _reply(self, *, interrupting: bool = False) -> None:
         self._reply_due = None
         if not self._opened:
             self._opened = True
@@ -452,7 +482,13 @@ class DuplexCall:
         else:
             text = self._heard_text()
             self.caller_words_heard.append(text)
-            reply = self.caller.hear(text)
+            interrupt = getattr(self.caller, "interrupt", None)
+            if interrupting and interrupt is not None:
+                # It speaks over an agent still talking: what it heard so far counts, and
+                # it answers as an interruption, not as if it had heard a whole turn.
+                reply = interrupt(text)
+            else:
+                reply = self.caller.hear(text)
         if isinstance(reply, HangUp):
             words = self.episode._clean(reply.text) if reply.text else ""
             turn = self.episode._add(speaker="caller", text=words) if words else None
@@ -478,18 +514,36 @@ class DuplexCall:
         stretches = list(self.agent_stretches)
         if self.hearing.speaking:
             stretches.append((self.hearing.segment_start, self.sample))
-        for start, end in stretches:
-            for a, b in self._pieces(start, end):
-                text = self._words(a, b)
-                if text:
-                    turn = self.episode._add(speaker="agent", text=text)
-                    self.turn_times[id(turn)] = a / RATE
+        if self._grading_ear is not None:
+            self._graded_words(stretches, self._grading_ear)
+        else:
+            for start, end in stretches:
+                for a, b in self._pieces(start, end):
+                    self._agent_turn(self._words(a, b), a)
         turns = self.episode.transcript.turns
         order = sorted(range(len(turns)), key=lambda i: (self.turn_times.get(id(turns[i]), 0.0), i))
         ordered = [turns[i] for i in order]
         for index, turn in enumerate(ordered):
             turn.index = index
         self.episode.transcript.turns[:] = ordered
+
+    def _agent_turn(self, text: str, at: int) -> None:
+        if text:
+            turn = self.episode._add(speaker="agent", text=text)
+            self.turn_times[id(turn)] = at / RATE
+
+    def _graded_words(self, stretches: list[tuple[int, int]], ear: TimedRecognise) -> None:
+        """Each stretch's words by the grader's ear, split into pieces at the tool calls
+        inside it by each word's start: a word begun before a tool call precedes it."""
+        heard = stretch_words(self.heard_tape.slice, stretches, self.heard_tape.length, ear)
+        for (start, end), words in zip(stretches, heard, strict=True):
+            pieces = self._pieces(start, end)
+            cuts = [b for _, b in pieces[:-1]]
+            split: list[list[Word]] = [[] for _ in pieces]
+            for word in words:
+                split[bisect.bisect_right(cuts, word.start_s * RATE)].append(word)
+            for (a, _), piece in zip(pieces, split, strict=True):
+                self._agent_turn(joined(piece), a)
 
     def timeline(self) -> list[dict[str, Any]]:
         """Each transcript turn's start on the call's clock (after ``finish``)."""
