@@ -585,6 +585,12 @@ class Identity:
         """The caller gave a refused second factor again: it was heard right after all."""
         return bool(self.factors) and self.factors[-1] in self.rejected
 
+    def accept_insisted(self) -> None:
+        """The factor the caller gave again after refusing its read-back is confirmed."""
+        self.rejected.discard(self.factors[-1])
+        self._settle()
+        self.confirmed.add("factor")
+
     def doubt_confirmed(self) -> None:
         """The factor the caller insists on stands; what it confirmed is read back again."""
         self.rejected.discard(self.factors[-1])
@@ -873,7 +879,8 @@ class ReferenceAgent:
             elif is_interruption(reply):
                 # The caller heard the start: say the rest, and keep every turn short now.
                 self._state.concise = True
-                reply = caller_words((yield {"type": "say", "text": _last_sentences(text)}))
+                text = _unsaid(text, self._info.get("agent_cut"))
+                reply = caller_words((yield {"type": "say", "text": text}))
             elif is_challenge(reply):
                 reply = caller_words((yield {"type": "say", "text": self._source()}))
             else:
@@ -1030,6 +1037,10 @@ class ReferenceAgent:
                     question = "Sorry, I didn't catch that. " + FACTOR_AGAIN
                 reply = yield from self._say(question)
                 identity.hear_factor(reply)
+                if identity.insists():
+                    # Asked again, the caller gave the value it refused on the read-back:
+                    # it misheard the read-back, and its own words settle it.
+                    identity.accept_insisted()
             if identity.second_factor and ("." not in identity.second_factor or attempt):
                 # Digits are read back; a bill amount only once a check has failed with the
                 # number and name confirmed (said back in words, a listener may take it for
@@ -1246,9 +1257,15 @@ class ReferenceAgent:
                 return True
             if kind == "other" and not re.search(r"\d", reply):
                 continue
+            heard = len(identity.factors)
+            identity.hear_factor(reply)
+            if identity.factors[heard:] == [factor]:
+                # "No, it's 8210" to a read-back of 8210: the caller misheard the read-back
+                # and gave the same value again, which settles it.
+                identity.confirm("factor")
+                return True
             identity.disputed.add("factor")
             identity.reject(factor)
-            identity.hear_factor(reply)
         return False
 
     def _before_factor_question(self) -> Script[str]:
@@ -2105,6 +2122,22 @@ def _question_of(text: str) -> str:
     """The question a turn ended with, to ask again after answering a challenge."""
     parts = _sentences(text)
     return parts[-1] if parts and parts[-1].endswith("?") else ""
+
+
+def _unsaid(text: str, cut: object) -> str:
+    """What is left to say of ``text`` after the caller cut in on it, having heard ``cut``
+    (its first words, as the pipeline reports them): the sentence the cut fell in and those
+    after it. The sentences before it were heard whole and are not said again. Without a
+    report of the cut (or a cut past the end), the end of the turn (``_last_sentences``)."""
+    said = len(cut.split()) if isinstance(cut, str) else 0
+    if said:
+        before = 0
+        sentences = _sentences(text)
+        for index, sentence in enumerate(sentences):
+            before += len(sentence.split())
+            if before > said:
+                return " ".join(sentences[index:])
+    return _last_sentences(text)
 
 
 def _last_sentences(text: str, words: int = 20) -> str:
