@@ -147,6 +147,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "them with -loss<percent> (g711-loss2)",
     )
     parser.add_argument(
+        "--grading-ear",
+        choices=("whisper-base", "whisper-tiny.en"),
+        default="whisper-base",
+        help="duplex only: the recogniser the grader reads the agent's audio with (default "
+        "whisper-base; whisper-tiny.en is the caller's own ear; docs/grading.md)",
+    )
+    parser.add_argument(
         "--recogniser",
         choices=RECOGNISER_PROFILES,
         default=DEFAULT_RECOGNISER,
@@ -197,6 +204,7 @@ def _eval(args: argparse.Namespace) -> int:
         recogniser=args.recogniser,
         mode=args.mode,
         line=args.line,
+        grading_ear=args.grading_ear,
         executor=args.executor,
         address=args.address,
         num_cpus=args.num_cpus,

