@@ -148,10 +148,10 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--grading-ear",
-        choices=("whisper-base", "whisper-tiny.en"),
-        default="whisper-base",
-        help="duplex only: the recogniser the grader reads the agent's audio with (default "
-        "whisper-base; whisper-tiny.en is the caller's own ear; docs/grading.md)",
+        choices=("whisper-tiny.en", "whisper-base"),
+        default="whisper-tiny.en",
+        help="duplex only: the recogniser the grader reads the agent's audio with, over its "
+        "stretches packed into 28-s windows (default whisper-tiny.en; docs/grading.md)",
     )
     parser.add_argument(
         "--recogniser",

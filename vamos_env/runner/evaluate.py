@@ -72,7 +72,7 @@ class EvalConfig:
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
     mode: Literal["text", "duplex"] = "text"
     line: str = "wideband"  # duplex only: the telephony line condition
-    grading_ear: str = "whisper-base"  # duplex only: the recogniser the grader reads with
+    grading_ear: str = "whisper-tiny.en"  # duplex only: the recogniser the grader reads with
     executor: Literal["ray", "local"] = "ray"
     address: str | None = None
     num_cpus: int | None = None
@@ -157,8 +157,8 @@ def _merge_manifest(path: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     old.setdefault("recogniser", DEFAULT_RECOGNISER)
     old.setdefault("mode", "text")  # folders from before duplex calls
     old.setdefault("line", None)
-    # Duplex folders from before the grader had its own ear read with the caller's.
-    old.setdefault("grading_ear", "whisper-tiny.en" if old["mode"] == "duplex" else None)
+    # Duplex folders from before the grader had its own ear took the caller's recognitions.
+    old.setdefault("grading_ear", "caller-hearing" if old["mode"] == "duplex" else None)
     for name in _FIXED:
         if old.get(name) != fresh[name]:
             raise RunFolderError(

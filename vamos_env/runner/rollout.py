@@ -63,7 +63,7 @@ class RolloutSettings:
     recogniser: RecogniserProfile = DEFAULT_RECOGNISER
     mode: Literal["text", "duplex"] = "text"  # duplex: full-duplex audio (docs/duplex.md)
     line: str = "wideband"  # the duplex line condition
-    grading_ear: str = "whisper-base"  # the duplex grader's recogniser
+    grading_ear: str = "whisper-tiny.en"  # the duplex grader's recogniser
 
 
 @dataclass

