@@ -23,6 +23,7 @@ from vamos_env.agents.reference import (
     ReferenceAgent,
     _one_by_one,
     _run_on_money,
+    _unsaid,
     find_name,
     reply_kind,
     understand,
@@ -802,3 +803,73 @@ def test_an_account_number_given_again_and_again_after_a_refusal_is_offered_agai
     assert identity.account_number is None
     identity.hear_number_and_name("7, 2, 1, 2, 2, 8, 2, 0, Far.")
     assert identity.account_number == "7212-28204"
+
+
+# --- a caller who misheard a read-back, and cut-ins -------------------------------------------
+
+
+class MishearsTheFactorReadBack(ScriptedCaller):
+    """A caller that hears the agent's first read-back of its second factor with the first
+    digit wrong ("eight" heard as "a" by a duplex caller's recogniser), and so refuses it."""
+
+    misheard = False
+
+    def hear(self, text: str) -> Utterance | HangUp:
+        value = self.brief.second_factor.value
+        spoken = " ".join(number(int(d)) for d in value)
+        if not self.misheard and spoken in text:
+            self.misheard = True
+            other = str((int(value[0]) + 1) % 10)
+            text = text.replace(spoken, " ".join([number(int(other)), *spoken.split()[1:]]))
+        return super().hear(text)
+
+
+class LosesTheCorrection(TextChannel):
+    """A perfect line but for the second time the caller says its factor: only the last two
+    digits come through ("It's 8 to 1 zero" heard as "It's 10")."""
+
+    def __init__(self, value: str) -> None:
+        super().__init__("clean", np.random.default_rng(0), recogniser="ideal")
+        self.value, self.seen = value, 0
+
+    def to_agent(self, caller_text: str) -> list[str]:
+        if self.value in caller_text:
+            self.seen += 1
+            if self.seen == 2:
+                caller_text = caller_text.replace(self.value, self.value[-2:])
+        return super().to_agent(caller_text)
+
+
+def test_a_factor_the_caller_gives_again_after_refusing_its_read_back_is_taken(
+    exam: tuple[Task, ...], play_call: Callable[..., Played]
+) -> None:
+    task = next(t for t in exam if t.caller.second_factor.value.isdigit())
+    value = task.caller.second_factor.value
+    played = play_call(
+        task, ReferenceAgent(), caller_class=MishearsTheFactorReadBack,
+        channel=LosesTheCorrection(value),
+    )  # fmt: skip
+    assert played.episode.caller.misheard
+    said = _agent_said(played)
+    assert any("one at a time" in text for text in said), played.describe()
+    verified = [a for a in _arguments(played, "verify_caller")]
+    assert [a["second_factor"] for a in verified] == [value], played.describe()
+    assert not any("can't verify" in text for text in said), played.describe()
+    assert_solved(played)
+
+
+@pytest.mark.parametrize(
+    ("heard", "rest"),
+    [
+        # The cut fell in the second sentence: it is said again whole, the first is not.
+        ("Your balance is $80.00. The next", "The next payment is due on August 16."),
+        ("Your balance", "Your balance is $80.00. The next payment is due on August 16."),
+        # Nothing known of the cut: the end of the turn.
+        (None, "Your balance is $80.00. The next payment is due on August 16."),
+    ],
+)
+def test_after_a_cut_in_the_rest_of_the_turn_is_said_from_the_sentence_it_cut(
+    heard: str | None, rest: str
+) -> None:
+    turn = "Your balance is $80.00. The next payment is due on August 16."
+    assert _unsaid(turn, heard) == rest

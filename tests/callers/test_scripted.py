@@ -357,3 +357,69 @@ def test_a_charge_offered_for_another_request_is_not_agreed_to(
     offer = said.index("Shall I charge two hundred twenty-two dollars to the card ending 4242?")
     assert not said[offer + 1].startswith(("Yes", "Sure", "Okay", "Go ahead")), said[offer + 1]
     assert caller.outcomes == [r.expected_outcome for r in task.requests]
+
+
+# --- cutting in on a duplex line -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "so_far",
+    [
+        "To confirm: account four four one seven dash nine zero",  # its details read back
+        "To confirm, account 4, 4, 1, 7, dash, 9, 0, 7.",  # a recogniser's full stop
+        "Your balance is $222.89, and the",  # figures being given
+        "Shall I charge $222.89 to the card ending",  # an offer it is to agree to
+    ],
+)
+def test_it_lets_the_agent_finish_reading_its_details_figures_and_offers(
+    tasks, so_far: str
+) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], "angry", rng=0)
+    caller.open()
+    assert caller.holds_cut_in(so_far)
+
+
+def test_it_cuts_in_on_a_monologue(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], "angry", rng=0)
+    caller.open()
+    assert not caller.holds_cut_in(
+        "Thank you for calling Acme Energy, we value your business and we are always"
+    )
+
+
+def test_a_cut_in_answers_a_question_heard_before_it(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], "angry", rng=0)
+    caller.open()
+    reply = caller.interrupt(
+        "Thank you for calling Acme Energy, this is Rory. Your account number and full name"
+    )
+    assert isinstance(reply, Utterance)
+    digits = "".join(m.value for m in find_digit_strings(reply.text)).replace("-", "")
+    assert "441790781" in digits, reply.text
+
+
+def test_a_cut_in_on_a_half_heard_read_back_disputes_nothing(tasks) -> None:
+    # "No, it's 19382" to a read-back of the account number cut off before its last digit
+    # was how an angry caller lost every duplex call: half a code is no code to correct.
+    caller = ScriptedCaller(tasks["t-balance-pay"], "angry", rng=0)
+    caller.open()
+    reply = caller.interrupt("To confirm: account four four one seven dash nine zero seven.")
+    assert isinstance(reply, Utterance)
+    assert reply.text == "Get to the point."
+    assert "no" not in [a.act for a in caller.acts][-1:]
+
+
+def test_it_takes_its_name_as_its_ear_writes_it_for_its_name(tasks) -> None:
+    # Whisper tiny.en writes "Kwame Novak" read back plainly as "Queen Novak" every time:
+    # a caller told so confirms that read-back instead of refusing its own name until it
+    # gives up; any other name is still refused.
+    def read_back(name: str) -> Utterance | HangUp:
+        caller = ScriptedCaller(tasks["t-balance-pay"], "calm", rng=0)
+        caller.knows_its_name_as_heard([("dana", "whitman")])
+        caller.open()
+        return caller.hear(f"To confirm: account 4417-90781, name {name}. Is that right?")
+
+    assert isinstance(reply := read_back("Dana Whitman"), Utterance)
+    assert reply.text.lower().startswith("yes"), reply.text
+    assert isinstance(reply := read_back("Dana Whitmore"), Utterance)
+    assert not reply.text.lower().startswith("yes"), reply.text

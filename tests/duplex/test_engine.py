@@ -7,6 +7,7 @@ everybody speaks.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -250,3 +251,53 @@ def test_the_transcript_orders_turns_on_the_clock_and_splits_speech_at_tool_call
     tool_turn = next(t for t in turns if t.speaker == "tool")
     assert times[tool_turn.index] == pytest.approx(6.0)
     assert sorted(times.values()) == [times[t.index] for t in turns]
+
+
+class PatientCaller(ScriptCaller):
+    """Holds its cut-in while what it heard of the agent's turn so far says ``holds_on``;
+    a cut-in reaches it through ``interrupt``, not ``hear``."""
+
+    def __init__(self, opening: str, replies: list[str], holds_on: str) -> None:
+        super().__init__(opening, replies)
+        self.holds_on = holds_on
+        self.asked: list[str] = []
+        self.interrupted: list[str] = []
+
+    def holds_cut_in(self, text: str) -> bool:
+        self.asked.append(text)
+        return self.holds_on in text
+
+    def interrupt(self, text: str) -> Utterance | HangUp:
+        self.interrupted.append(text)
+        return Utterance("Get to the point.")
+
+
+def _monologue_call(caller: PatientCaller, recognise: Callable[[np.ndarray], str]) -> DuplexCall:
+    call = make_call(caller, "angry")
+    call._recognise = recognise
+    monologue = agent_voice_synthesizer()(f"{MONOLOGUE} {MONOLOGUE}")
+    assert len(monologue) / RATE > 20.0
+    run_scripted(call, scripted_agent([(4.0, monologue)]), 24.0)
+    return call
+
+
+def test_a_cut_in_reaches_the_caller_as_an_interruption_with_what_it_heard() -> None:
+    caller = PatientCaller("Hello, I have a question about my bill.", [], holds_on="account")
+    call = _monologue_call(caller, heard_words)
+    cut_in = next(e.time_s for e in call.events if e.kind == "caller_cut_in")
+    assert cut_in == pytest.approx(4.0 + 5.0, abs=0.5)  # the angry caller's 5 s
+    assert caller.interrupted == ["words"] and caller.heard == []
+    assert "caller_held" not in [e.kind for e in call.events]
+
+
+def test_a_caller_hearing_its_details_read_holds_its_cut_in_then_cuts_in() -> None:
+    # The agent's turn, as heard so far, reads its account back: the caller listens on,
+    # asking itself again each second, until three times its patience has passed.
+    caller = PatientCaller("Hello, I have a question about my bill.", [], holds_on="account")
+    call = _monologue_call(caller, lambda audio: "to confirm your account" if len(audio) else "")
+    held = [e.time_s for e in call.events if e.kind == "caller_held"]
+    cut_in = next(e.time_s for e in call.events if e.kind == "caller_cut_in")
+    assert held[0] == pytest.approx(4.0 + 5.0, abs=0.5)
+    assert all(b - a == pytest.approx(1.0, abs=0.05) for a, b in itertools.pairwise(held))
+    assert cut_in == pytest.approx(4.0 + 15.0, abs=0.5)
+    assert len(caller.interrupted) == 1 and caller.heard == []

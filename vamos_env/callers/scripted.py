@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal, TypeVar
@@ -234,6 +235,20 @@ class ScriptedCaller:
         self._pending: Heard | None = None
         self._last_heard: Heard | None = None  # the agent's previous turn, as understood
         self._own_money, self._own_dates = self._own_values()
+        self._name_as_heard: set[str] = set()
+
+    def knows_its_name_as_heard(self, renderings: Iterable[Sequence[str]]) -> None:
+        """Take these words, read back as its name, for its name: how its own ear writes
+        its name said plainly ("queen novak" for Kwame Novak, through Whisper tiny.en).
+
+        A person knows its own name when it is read back to it; a recogniser that writes
+        a rare name as a common one the same way every time would otherwise have the caller
+        refuse its own name, read back right, until it gives up. The agent's word for the
+        name is still checked by ``verify_caller``."""
+        for words in renderings:
+            letters = _letters_of([w for w in words if w not in _TITLES])
+            if letters:
+                self._name_as_heard.add(letters)
 
     # --- protocol ---------------------------------------------------------------------------
 
@@ -587,7 +602,8 @@ class ScriptedCaller:
         said = read_back_name(text)
         words = [w for w in said or () if w not in _TITLES]
         if words:
-            same = _letters_of(words) == _letters_of(parts)
+            letters = _letters_of(words)
+            same = letters == _letters_of(parts) or letters in self._name_as_heard
             return not same, same
         known = {p.lower() for p in parts}
         present = 0

@@ -48,6 +48,34 @@ from vamos_env.spaces import TextSpace
 TOOL_CALL_LIMIT = 10**6  # tool calls are not turns here; the call's time limit ends it
 
 
+# Read-backs in which the caller's ear hears its own name said plainly (by the standard
+# Piper voice): whatever it writes there is the caller's name as its ear writes it.
+_NAME_READ_BACKS = (
+    "To confirm: name {name}. Is that right?",
+    "And your name is {name}, correct?",
+    "To confirm: account {number}, name {name}. Is that right?",
+)
+
+
+@functools.lru_cache(maxsize=64)
+def name_as_heard(full_name: str, account_number: str) -> tuple[tuple[str, ...], ...]:
+    """How the caller's ear (Whisper tiny.en) writes ``full_name`` read back plainly, alone
+    and after its account number read one digit at a time."""
+    from vamos_env.callers.listening import read_back_name
+    from vamos_env.channel.audio import engines
+    from vamos_env.speech import number as spoken_number
+
+    say = _caller_voice(engines.CALLER)
+    heard = []
+    for template in _NAME_READ_BACKS:
+        number = ", ".join(spoken_number(int(d)) if d.isdigit() else "dash" for d in account_number)
+        said = say(template.format(name=full_name, number=number))
+        words = read_back_name(engines.transcribe(said))
+        if words:
+            heard.append(words)
+    return tuple(heard)
+
+
 class DuplexResetOptions(BaseModel):
     """What ``reset(options=...)`` accepts; unknown keys are an error."""
 
@@ -72,7 +100,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         *,
         level_db: float = DEFAULT_LEVEL_DB,
         line: str = "wideband",
-        grading_ear: str = "whisper-base",
+        grading_ear: str = "whisper-tiny.en",
         background: Literal["clean", "street", "cafe", "television"] | None = None,
         frames_per_step: int = 10,
         max_call_s: float = MAX_CALL_S,
@@ -157,6 +185,9 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
 
         caller = ScriptedCaller(
             task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
+        )
+        caller.knows_its_name_as_heard(
+            name_as_heard(task.caller.full_name, task.caller.account_number)
         )
         episode = Episode(task_id, session, caller, _NoSpeechChannel(), TOOL_CALL_LIMIT)
         voice = voice_for(persona)
