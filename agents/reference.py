@@ -1036,8 +1036,7 @@ class ReferenceAgent:
                 else:
                     question = "Sorry, I didn't catch that. " + FACTOR_AGAIN
                 reply = yield from self._say(question)
-                identity.hear_factor(reply)
-                if identity.insists():
+                if identity.hear_factor(reply) and identity.insists():
                     # Asked again, the caller gave the value it refused on the read-back:
                     # it misheard the read-back, and its own words settle it.
                     identity.accept_insisted()
@@ -1257,15 +1256,9 @@ class ReferenceAgent:
                 return True
             if kind == "other" and not re.search(r"\d", reply):
                 continue
-            heard = len(identity.factors)
-            identity.hear_factor(reply)
-            if identity.factors[heard:] == [factor]:
-                # "No, it's 8210" to a read-back of 8210: the caller misheard the read-back
-                # and gave the same value again, which settles it.
-                identity.confirm("factor")
-                return True
             identity.disputed.add("factor")
             identity.reject(factor)
+            identity.hear_factor(reply)
         return False
 
     def _before_factor_question(self) -> Script[str]:
