@@ -423,3 +423,13 @@ def test_it_takes_its_name_as_its_ear_writes_it_for_its_name(tasks) -> None:
     assert reply.text.lower().startswith("yes"), reply.text
     assert isinstance(reply := read_back("Dana Whitmore"), Utterance)
     assert not reply.text.lower().startswith("yes"), reply.text
+
+
+def test_asked_once_for_a_word_for_each_letter_it_spells_with_words_from_then_on(tasks) -> None:
+    caller = ScriptedCaller(tasks["t-balance-pay"], "calm", rng=0)
+    caller.open()
+    first = caller.hear("Could you spell your first name for me, a word for each letter?")
+    assert isinstance(first, Utterance) and "as in" in first.text, first.text
+    # The next ask came through without its "a word for each letter".
+    last = caller.hear("And could you spell your last name?")
+    assert isinstance(last, Utterance) and "W as in Whiskey" in last.text, last.text

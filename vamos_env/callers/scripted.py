@@ -236,6 +236,7 @@ class ScriptedCaller:
         self._last_heard: Heard | None = None  # the agent's previous turn, as understood
         self._own_money, self._own_dates = self._own_values()
         self._name_as_heard: set[str] = set()
+        self._spells_with_words = False
 
     def knows_its_name_as_heard(self, renderings: Iterable[Sequence[str]]) -> None:
         """Take these words, read back as its name, for its name: how its own ear writes
@@ -551,8 +552,11 @@ class ScriptedCaller:
             parts = name_part(full, 1).split()
             if not parts:
                 return "I don't have a middle name."
-        # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words.
-        with_words = _SPELL_WITH_WORDS.search(text) is not None
+        # Asked for "a word for each letter" ("like A as in Alfa"), it spells with words,
+        # and goes on so for the rest of the call (a line that lost "a word for each
+        # letter" from the next ask does not make it spell bare letters again).
+        self._spells_with_words |= _SPELL_WITH_WORDS.search(text) is not None
+        with_words = self._spells_with_words
         return " ".join(spelled(part, with_words=with_words) for part in parts)
 
     def _letter_of_name(self, text: str) -> str | None:
