@@ -234,7 +234,9 @@ class DuplexCall:
         self._quiet_since = 0
         self._transfer_at: int | None = None
         self._hung_up = False
-        self.caller_words_heard: list[str] = []
+        # What the caller's ear made of the agent each time it answered (for diagnosis: the
+        # grader reads the agent's audio with its own ear, ``finish``).
+        self.caller_heard: list[tuple[float, str]] = []
 
     # -- the clock -----------------------------------------------------------------------
     @property
@@ -481,7 +483,7 @@ class DuplexCall:
             reply: Utterance | HangUp = self.caller.open()
         else:
             text = self._heard_text()
-            self.caller_words_heard.append(text)
+            self.caller_heard.append((self.now_s, text))
             interrupt = getattr(self.caller, "interrupt", None)
             if interrupting and interrupt is not None:
                 # It speaks over an agent still talking: what it heard so far counts, and
@@ -602,6 +604,9 @@ class DuplexCall:
             "timeline": self.timeline(),
             "caller_segments": [[round(a, 3), round(b, 3)] for a, b in self.caller_segments],
             "agent_segments": [[round(a, 3), round(b, 3)] for a, b in self.agent_segments()],
+            "caller_heard": [
+                {"time_s": round(t, 3), "text": text} for t, text in self.caller_heard
+            ],
         }
 
 
