@@ -151,3 +151,20 @@ def test_the_grader_hears_whole_read_backs_in_the_cascade_s_voice(ear: str) -> N
     codes = [[m.value.replace("-", "") for m in find_digit_strings(h)] for h in heard]
     assert codes[:2] == [["9822170" + "44"], ["18104"]], heard
     assert "name" in heard[0] and heard[0].endswith("?"), heard  # the words after the code
+
+
+@pytest.mark.audio
+@pytest.mark.parametrize("cents", [21528, 7500, 6250, 1005, 19916, 123456])
+def test_amounts_in_the_cascade_s_voice_come_back_as_said(cents: int) -> None:
+    # Said as the reference writes them ("seventy-five dollars", "sixty-two fifty"), Piper's
+    # reading came back from Whisper tiny.en as "$7 to $5" and "6 to 250"; the cascade says
+    # them as its voice reads numerals.
+    from vamos_env.channel.audio import engines
+    from vamos_env.duplex.cascade import agent_voice_synthesizer
+    from vamos_env.speech import find_money, render
+
+    said = f"Shall I charge {render.money(cents, style='short')} to the card ending 4 4 4 4?"
+    clip = agent_voice_synthesizer()(said)
+    audio = np.concatenate([np.zeros(RATE // 2), clip, np.zeros(RATE // 4)])
+    heard = engines.transcribe(audio)
+    assert [m.value for m in find_money(heard)][:1] == [cents], heard

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vamos_env.callers.listening import listen
-from vamos_env.duplex.cascade import paced_digits
+from vamos_env.duplex.cascade import numeral_money, paced_digits
 from vamos_env.duplex.engine import _finished
 
 
@@ -50,3 +50,16 @@ def test_speech_the_agent_finished_is_heard_as_finished() -> None:
     # Open text is taken for speech cut short: its last value may be incomplete.
     assert listen("Shall I charge it to the card ending 4444").digits == ()
     assert [m.value for m in listen(_finished("... the card ending 4444")).digits] == ["4444"]
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("Shall I charge two hundred fifteen twenty-eight today?", "Shall I charge $215.28 today?"),
+        ("That's seventy-five dollars, then sixty-two fifty.", "That's $75.00, then $62.50."),
+        ("It is one thousand two hundred thirty-four dollars.", "It is $1,234.00."),
+        ("Your account four four one seven.", "Your account four four one seven."),
+    ],
+)
+def test_the_cascade_says_amounts_as_its_voice_reads_numerals(text: str, spoken: str) -> None:
+    assert numeral_money(text) == spoken

@@ -34,6 +34,7 @@ from vamos_env.channel.audio.dsp import RATE, Audio, active_rms
 from vamos_env.channel.audio.vad import DetectorSettings
 from vamos_env.duplex.engine import FRAME, Recognise, Synthesize, _Tape, tool_observation
 from vamos_env.duplex.hearing import Offset, Onset, StreamingDetector
+from vamos_env.speech import find_money
 
 AGENT_VOICE = engines.Voice()
 PRE_ROLL_S = 1.0
@@ -75,9 +76,24 @@ def paced_digits(text: str) -> str:
     return _DIGIT_RUN.sub(pace, text)
 
 
+def numeral_money(text: str) -> str:
+    """Amounts written as numerals for the voice's own reading ("two hundred fifteen
+    twenty-eight" becomes "$215.28"), as a TTS front end reads a figure.
+
+    The reference writes amounts in words; Piper says "two hundred fifteen twenty-eight" in
+    a way Whisper writes as "21528" (no dollars) and "seventy-five dollars" as "$7 to $5",
+    while its reading of "$215.28" and "$75.00" came back right from Whisper tiny.en in each
+    of 10 amounts tried (tests/duplex/test_ear.py)."""
+    out, last = [], 0
+    for mention in find_money(text):
+        out += [text[last : mention.start], f"${mention.value // 100:,}.{mention.value % 100:02d}"]
+        last = mention.end
+    return "".join(out) + text[last:]
+
+
 def agent_voice_synthesizer(voice: engines.Voice = AGENT_VOICE) -> Synthesize:
     def say(text: str) -> Audio:
-        speech = engines.synthesize(paced_digits(spoken_form(text)), voice)
+        speech = engines.synthesize(paced_digits(spoken_form(numeral_money(text))), voice)
         return speech * (REFERENCE_RMS / max(active_rms(speech), 1e-9))
 
     return say
