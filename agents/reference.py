@@ -355,6 +355,20 @@ def is_challenge(text: str) -> bool:
     return bool(_CHALLENGE.search(text)) and len(text.split()) <= 10
 
 
+# The caller asks for what it missed: "Sorry, you cut out there. Could you say that again?"
+# Broad on purpose (a line garbles it too: "you cut eut there, could you sey that again"):
+# taking an answer for a request to repeat only costs saying the turn again.
+_REPEAT = re.compile(
+    r"\b(?:cut|again|repeat|lost you|broke up|herhalen)\b|^\W*(?:sorry|pardon|what)\W*$",
+    re.IGNORECASE,
+)
+
+
+def asks_to_repeat(text: str) -> bool:
+    """Whether the caller asks for the turn again (or said nothing that came through)."""
+    return not text.strip(" .,?!-") or bool(_REPEAT.search(text))
+
+
 def is_interruption(text: str) -> bool:
     return bool(_INTERRUPTION.search(text)) and len(text.split()) <= 8
 
@@ -872,10 +886,15 @@ class ReferenceAgent:
         """
         reply = caller_words((yield {"type": "say", "text": text}))
         for _ in range(4):
-            if "agent_cut" in self._info and not is_interruption(reply):
+            if "agent_cut" in self._info and asks_to_repeat(reply):
                 # A line that cuts replies cuts long ones most: every turn short from now.
                 self._state.concise = True
                 reply = caller_words((yield {"type": "say", "text": text}))
+            elif "agent_cut" in self._info and not is_interruption(reply):
+                # Cut (the room's voices trip a pipeline's detector too), yet the caller
+                # answered: it heard enough, and its answer is not thrown away.
+                self._state.concise = True
+                break
             elif is_interruption(reply):
                 # The caller heard the start: say the rest, and keep every turn short now.
                 self._state.concise = True

@@ -873,3 +873,19 @@ def test_after_a_cut_in_the_rest_of_the_turn_is_said_from_the_sentence_it_cut(
 ) -> None:
     turn = "Your balance is $80.00. The next payment is due on August 16."
     assert _unsaid(turn, heard) == rest
+
+
+def test_an_answer_given_after_a_cut_is_kept_and_a_request_to_repeat_is_honoured() -> None:
+    # A duplex call: the television tripped the cascade's detector while it asked for the
+    # spelling; the caller heard enough and spelled. The answer is not thrown away.
+    agent = ReferenceAgent()
+    agent.reset({"persona": "calm"})
+    agent.act("Hi, I need my balance.", {})
+    asked = agent.act("It's 4944-29875, Kwame Novak.", {})
+    assert "To confirm" in asked["text"]
+    cut = {"agent_cut": "To confirm: account"}
+    again = agent.act("Sorry, you cut eut there. Could you sey that again?", cut)
+    assert again["text"] == asked["text"]  # asked to repeat: said again
+    moved_on = agent.act("Yes, correct.", cut)
+    assert moved_on["text"] != asked["text"], moved_on  # answered: taken as the answer
+    assert "one of" in moved_on["text"], moved_on
