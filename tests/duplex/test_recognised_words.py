@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vamos_env.callers.listening import listen
-from vamos_env.duplex.cascade import numeral_money, paced_digits
+from vamos_env.duplex.cascade import money_in_words, paced_digits
 from vamos_env.duplex.engine import _finished
 
 
@@ -55,11 +55,17 @@ def test_speech_the_agent_finished_is_heard_as_finished() -> None:
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("Shall I charge two hundred fifteen twenty-eight today?", "Shall I charge $215.28 today?"),
-        ("That's seventy-five dollars, then sixty-two fifty.", "That's $75.00, then $62.50."),
-        ("It is one thousand two hundred thirty-four dollars.", "It is $1,234.00."),
+        (
+            "Shall I charge two hundred fifteen twenty-eight today?",
+            "Shall I charge two hundred fifteen dollars and twenty-eight cents today?",
+        ),
+        (
+            "That's seventy-five dollars, then sixty-two fifty.",
+            "That's seventy-five dollars, then sixty-two dollars and fifty cents.",
+        ),
+        ("It is $1,234.00 in all.", "It is one thousand two hundred thirty-four dollars in all."),
         ("Your account four four one seven.", "Your account four four one seven."),
     ],
 )
-def test_the_cascade_says_amounts_as_its_voice_reads_numerals(text: str, spoken: str) -> None:
-    assert numeral_money(text) == spoken
+def test_the_cascade_says_amounts_whole(text: str, spoken: str) -> None:
+    assert money_in_words(text) == spoken

@@ -24,12 +24,18 @@ for ``cut_in_after_s``; if it ``yields``, it stops talking when the agent starts
 It hears the agent only while it is not talking itself. Everything it hears is passed to
 its brief (``Caller.hear``) as one turn; its words come out through the persona's voice.
 
+The caller cuts in on unbroken agent speech after its patience, unless what it has heard
+of the turn so far is something a person listens to the end of (its details read back, an
+offer, figures: ``holds_cut_in``); cutting in, it answers as an interruption with what it
+heard so far (``interrupt``), never as if it had heard a whole turn.
+
 The transcript the grader reads is built on the same clock: the caller's words as
-spoken (cut where it yielded), the agent's words as Whisper recognised them from the
-agent's audio (every stretch of it, heard by the caller or not), and the tool calls at
-the instant they ran, ordered by time. An agent stretch of speech that spans a tool call
-is recognised in two pieces split at the call's instant, so every word stands on the
-right side of every tool call (docs/grading.md, "Duplex calls").
+spoken (cut where it yielded), the agent's words as the grader's ear recognised them from
+the agent's audio once the call is over (every stretch of it, heard by the caller or not,
+packed into windows with word times: ``ear.py``), and the tool calls at the instant they
+ran, ordered by time. Words of a stretch that spans a tool call go to either side of it by
+their aligned start, so every word stands on the right side of every tool call
+(docs/grading.md, "Duplex calls").
 
 Nothing reads the wall clock; the call is reproducible from its generators.
 """
