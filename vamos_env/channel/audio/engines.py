@@ -248,19 +248,24 @@ class TimedWord:
     text: str  # as the recogniser wrote it, with its leading space
 
 
+# How every reading decodes: English, beam 5, no sampling, no conditioning on the previous
+# window (it loops on repetitions under loud television), no built-in VAD (ours has run).
+_DECODING: dict[str, Any] = {
+    "language": "en",
+    "beam_size": 5,
+    "condition_on_previous_text": False,
+    "vad_filter": False,
+    "temperature": 0.0,
+}
+
+
 def transcribe_timed(audio: Audio, ear: Ear = "whisper-tiny.en") -> list[TimedWord]:
     """The words of a clip of any length, each with its time (Whisper's word alignment).
 
-    Decoding as ``transcribe`` does (beam 5, greedy temperature, no conditioning on the
-    previous window); clips longer than Whisper's 30-s window are read window by window."""
+    Decoding as ``transcribe`` does; clips longer than Whisper's 30-s window are read
+    window by window."""
     segments, _ = _model(ear).transcribe(
-        audio.astype(np.float32),
-        language="en",
-        beam_size=5,
-        condition_on_previous_text=False,
-        vad_filter=False,
-        word_timestamps=True,
-        temperature=0.0,
+        audio.astype(np.float32), word_timestamps=True, **_DECODING
     )
     return [
         TimedWord(float(w.start), float(w.end), w.word)
@@ -275,17 +280,9 @@ MAX_SEGMENT_S = 20.0
 def transcribe(audio: Audio) -> str:
     """Whisper tiny.en's transcript of one speech segment (16 kHz float).
 
-    ``condition_on_previous_text=False`` and a capped length keep it from looping
-    on repetitions under loud television; no built-in VAD (ours has run already).
+    Its length is capped, which with ``_DECODING`` keeps it from looping on repetitions
+    under loud television.
     """
     clip = audio[: int(MAX_SEGMENT_S * RATE)].astype(np.float32)
-    segments, _ = _whisper().transcribe(
-        clip,
-        language="en",
-        beam_size=5,
-        condition_on_previous_text=False,
-        vad_filter=False,
-        without_timestamps=True,
-        temperature=0.0,
-    )
+    segments, _ = _whisper().transcribe(clip, without_timestamps=True, **_DECODING)
     return " ".join(s.text.strip() for s in segments).strip()
