@@ -274,3 +274,29 @@ def test_the_result_is_a_fresh_list_over_the_shared_parse() -> None:
     first = find_amounts(heard)
     first.clear()
     assert len(find_amounts(heard)) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A code read digit by digit, as a recogniser writes it: no stray amount in it.
+        "Shall I charge $199.16 to the card ending 4, 4, 4, 4?",
+        "Your payment of $199.16 on the card ending 8, 2, 1, 0 went through.",
+        "It is 2, 2, 4, 9, 7.",
+    ],
+)
+def test_digits_written_one_by_one_are_no_amount(text: str) -> None:
+    unmarked = [a.text for a in find_amounts(text) if not a.marked]
+    assert unmarked == []
+
+
+@pytest.mark.parametrize(
+    ("text", "cents"),
+    [
+        ("The fee is 4, 4, 4, 4 dollars.", 400),  # a money word still marks its figure
+        ("Sixty-five... sorry, two twenty-four ninety-seven.", 22497),  # words, not digits
+        ("Then 1, 2, 3, 4.50 dollars.", 450),
+    ],
+)
+def test_a_marked_or_spoken_amount_beside_single_digits_still_counts(text: str, cents: int) -> None:
+    assert cents in {r for a in find_amounts(text) for r in a.readings}

@@ -64,6 +64,7 @@ Everything is computed once per text and kept on its analysis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -637,6 +638,9 @@ def money_context(a: Analysis, first: int, last: int) -> bool:
 # --- finders ----------------------------------------------------------------------------
 
 
+_PACED_DIGITS = re.compile(r"(?<![\d.,$])\d(?:, \d){2,}(?!\.?\d)")
+
+
 def find_amounts(text: str) -> list[Amount]:
     """Every stretch of ``text`` a listener could take as an amount of money, in order.
 
@@ -648,9 +652,15 @@ def find_amounts(text: str) -> list[Amount]:
     a = analyse(text)
 
     def compute() -> tuple[Amount, ...]:
+        # Single digits written one by one with commas ("the card ending 4, 4, 4, 4", as a
+        # recogniser writes a code read digit by digit): none of them is an amount unless
+        # a money word marks it.
+        paced = [m.span() for m in _PACED_DIGITS.finditer(text)]
         out = []
         for h in amounts_in(a):
             start, end = a.span(h.first, h.last)
+            if not h.marked and any(a0 <= start and end <= b0 for a0, b0 in paced):
+                continue
             out.append(Amount(start, end, text[start:end], h.readings, h.marked, h.form))
         return tuple(out)
 
