@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal, TypeVar
@@ -259,32 +259,35 @@ class ScriptedCaller:
         return Utterance(text)
 
     def hear(self, text: str) -> Utterance | HangUp:
-        if self.ended is not None:
-            raise RuntimeError("hear() after the caller hung up")
-        self.turn += 1
-        reply = self._hear(text)
-        if reply.text:
-            self.monitor.caller_said(reply.text, self.turn)
-        return reply
+        return self._take_turn("hear", self._hear, text)
 
     def interrupt(self, text: str) -> Utterance | HangUp:
         """The caller cut in on the agent, which is still talking; ``text`` is what it heard
         so far. What it heard counts; it answers with its interruption, not as if it had
         heard a whole turn (a read-back cut in half is no read-back to dispute)."""
+        return self._take_turn("interrupt", self._cut_in, text)
+
+    def _take_turn(
+        self, name: str, respond: Callable[[str], Utterance | HangUp], text: str
+    ) -> Utterance | HangUp:
         if self.ended is not None:
-            raise RuntimeError("interrupt() after the caller hung up")
+            raise RuntimeError(f"{name}() after the caller hung up")
         self.turn += 1
+        reply = respond(text)
+        if reply.text:
+            self.monitor.caller_said(reply.text, self.turn)
+        return reply
+
+    def _cut_in(self, text: str) -> Utterance | HangUp:
         # It knows it cut the agent off: the last sentence it heard is open, whatever full
         # stop a recogniser put after it.
         text = text.rstrip().removesuffix(".")
         heard = listen(text)
         # A question heard before it cut in is answered ("... your account number and full
         # name"); otherwise it tells the agent to get on with it.
-        asked = heard.is_question and not heard.cut_digits
-        reply = self._hear(text) if asked else self._interrupted(text, None)
-        if reply.text:
-            self.monitor.caller_said(reply.text, self.turn)
-        return reply
+        if heard.is_question and not heard.cut_digits:
+            return self._hear(text)
+        return self._interrupted(text, None)
 
     def holds_cut_in(self, text: str) -> bool:
         """Whether the caller lets the agent finish rather than cut in, having heard ``text``

@@ -66,9 +66,9 @@ def name_as_heard(full_name: str, account_number: str) -> tuple[tuple[str, ...],
     from vamos_env.speech import number as spoken_number
 
     say = _caller_voice(engines.CALLER)
+    number = ", ".join(spoken_number(int(d)) if d.isdigit() else "dash" for d in account_number)
     heard = []
     for template in _NAME_READ_BACKS:
-        number = ", ".join(spoken_number(int(d)) if d.isdigit() else "dash" for d in account_number)
         said = say(template.format(name=full_name, number=number))
         words = read_back_name(engines.transcribe(said))
         if words:
