@@ -19,6 +19,12 @@ browser on the same machine can reach, so:
 - **Backlog.** The listen queue holds ``BACKLOG`` connections (the standard library's
   default is 5, which stalls a burst of new connections for a second or more on the
   kernel's SYN retry).
+
+Two optional extras serve one call to an outside agent (``vamos_env.bridges.served``):
+``calls`` answers the Twilio call-control route under ``/2010-04-01/`` (transfer and
+hang-up, ``vamos_env.twins.telephony``), and ``on_request(request, response)`` sees every
+request the services answered (never an admin route), in the order they were answered,
+while the server's lock is held.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from vamos_env.twins.http import Request, Response, Routes, json_response
+from vamos_env.twins.telephony import TWILIO_PREFIX
 
 ADMIN_PREFIX = "/__vamos/"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -79,6 +86,8 @@ class TwinServer:
         reset: Callable[[], tuple[Routes, Routes]] | None = None,
         admin_token: str | None = None,
         allowed_hosts: Iterable[str] = (),
+        calls: Routes | None = None,
+        on_request: Callable[[Request, Response], None] | None = None,
     ) -> None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError(f"expected a loopback host (127.0.0.1, localhost, ::1); got {host!r}")
@@ -88,6 +97,8 @@ class TwinServer:
             )
         self.billing = billing
         self.loans = loans
+        self.calls = calls
+        self._on_request = on_request
         self._reset = reset
         self.admin_token = admin_token or secrets.token_urlsafe(18)
         self.allowed_hosts = frozenset(
@@ -118,10 +129,18 @@ class TwinServer:
         with self._lock:
             if request.path.startswith(ADMIN_PREFIX):
                 return self._admin(request)
-            if request.path == "/v1" or request.path.startswith("/v1/"):
-                return self.billing.handle(request)
-            if request.path.startswith("/fineract-provider/"):
-                return self.loans.handle(request)
+            response = self._route(request)
+            if self._on_request is not None:
+                self._on_request(request, response)
+            return response
+
+    def _route(self, request: Request) -> Response:
+        if request.path == "/v1" or request.path.startswith("/v1/"):
+            return self.billing.handle(request)
+        if request.path.startswith("/fineract-provider/"):
+            return self.loans.handle(request)
+        if self.calls is not None and request.path.startswith(TWILIO_PREFIX):
+            return self.calls.handle(request)
         return json_response(
             404,
             {
