@@ -1,0 +1,595 @@
+"""Gemini Live: the fake server speaks the protocol as google-genai reads it, and the bridge
+turns a Live session into a duplex agent (issue 17)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("google.genai")
+pytest.importorskip("websockets")
+
+from google import genai
+from google.genai import errors, types
+
+from vamos_env.actions import ToolCallAction
+from vamos_env.bridges.gemini_live import (
+    GeminiLiveAgent,
+    GeminiLiveFault,
+    StreamingResampler,
+)
+from vamos_env.testing.fake_gemini_live import FakeGeminiLiveServer
+
+FRAME = 320
+RATE = 16_000
+MODEL = "gemini-live-test"
+INFO = {
+    "system_prompt": "You are Rory at Acme Energy.",
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_account",
+                "description": "Read the account.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"account_number": {"type": "string", "pattern": "^[0-9-]+$"}},
+                    "required": ["account_number"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+    ],
+}
+
+
+def tone(seconds: float, hz: float = 440.0, level: float = 0.3) -> np.ndarray:
+    t = np.arange(round(seconds * RATE)) / RATE
+    return level * np.sin(2 * np.pi * hz * t)
+
+
+@dataclass
+class _Saying:
+    text: str
+    audio: np.ndarray
+    position: int = 0
+
+
+@dataclass
+class StubVoice:
+    """A tiny frame agent with the cascade's shape (``_queue``, ``_turns``, ``log``): it greets
+    on a text turn, answers a burst of sound by calling ``get_account`` and then speaking, and
+    stops when talked over."""
+
+    calls: bool = True
+    greeting_s: float = 0.5
+    info: dict[str, Any] = field(default_factory=dict)
+    results: list[Any] = field(default_factory=list)
+
+    def reset(self, info: dict[str, Any]) -> None:
+        self.info = dict(info)
+        self._queue: list[_Saying] = []
+        self._turns: list[tuple[int, str]] = []
+        self.log: list[dict[str, Any]] = []
+        self.sample = 0
+        self._loud = 0
+        self._quiet = 0
+        self._awaiting = False
+
+    def _say(self, text: str, seconds: float) -> None:
+        self._queue.append(_Saying(text, tone(seconds)))
+
+    def step(self, frame: np.ndarray, tool_results: list[Any]) -> tuple[np.ndarray, list[Any]]:
+        self.sample += len(frame)
+        actions: list[Any] = []
+        loud = float(np.sqrt(np.mean(np.square(frame)))) > 0.05
+        if loud:
+            self._loud += 1
+            self._quiet = 0
+            if self._queue and self._loud >= 3:  # talked over: stop at once
+                self._queue.clear()
+        else:
+            self._quiet += 1
+            if self._loud >= 3 and self._quiet >= 10:  # a turn heard: answer it
+                self._loud = 0
+                self.log.append({"heard": "a burst"})
+                if self.calls:
+                    actions.append(ToolCallAction("get_account", {"account_number": "1-2"}))
+                    self._awaiting = True
+                else:
+                    self._say("I heard you.", 0.6)
+        if tool_results and self._awaiting:
+            self._awaiting = False
+            self.results.append(tool_results)
+            self._say("Your account is fine.", 0.6)
+        while self._turns:
+            self._turns.pop(0)
+            self._say("Thank you for calling.", self.greeting_s)
+        out = np.zeros(len(frame))
+        if self._queue:
+            saying = self._queue[0]
+            piece = saying.audio[saying.position : saying.position + len(frame)]
+            out[: len(piece)] = piece
+            saying.position += len(piece)
+            if saying.position >= len(saying.audio):
+                self._queue.pop(0)
+        return out, actions
+
+
+def stub_server(greeting_s: float = 0.5, **kwargs: Any) -> FakeGeminiLiveServer:
+    return FakeGeminiLiveServer(
+        agent_factory=lambda setup: StubVoice(greeting_s=greeting_s), **kwargs
+    )
+
+
+def client_for(server: FakeGeminiLiveServer, key: str | None = None) -> genai.Client:
+    return genai.Client(api_key=key or server.api_key, http_options=server.http_options())
+
+
+def pcm(audio: np.ndarray) -> types.Blob:
+    data = np.clip(np.round(audio * 32767), -32768, 32767).astype("<i2").tobytes()
+    return types.Blob(data=data, mime_type="audio/pcm;rate=16000")
+
+
+async def collect(session: Any, until: Any, timeout_s: float = 10.0) -> list[Any]:
+    got: list[Any] = []
+
+    async def loop() -> None:
+        while True:
+            async for message in session.receive():
+                got.append(message)
+                if until(message):
+                    return
+
+    await asyncio.wait_for(loop(), timeout_s)
+    return got
+
+
+async def stream(session: Any, audio: np.ndarray, pace: float = 0.0) -> None:
+    for a in range(0, len(audio), FRAME):
+        await session.send_realtime_input(audio=pcm(audio[a : a + FRAME]))
+        if pace:
+            await asyncio.sleep(pace)
+
+
+async def streaming(session: Any, audio: np.ndarray, pace: float = 0.002) -> asyncio.Task[None]:
+    """Stream ``audio`` then silence in the background, as a client keeps its line open."""
+
+    async def run() -> None:
+        await stream(session, audio, pace)
+        while True:
+            await session.send_realtime_input(audio=pcm(np.zeros(FRAME)))
+            await asyncio.sleep(pace)
+
+    return asyncio.create_task(run())
+
+
+def ends_turn(message: Any) -> bool:
+    return bool(message.server_content and message.server_content.turn_complete)
+
+
+# -- the fake server, through the raw SDK ---------------------------------------------------------
+def test_setup_round_trip_and_a_greeting_in_24khz_audio() -> None:
+    async def main(server: FakeGeminiLiveServer) -> list[Any]:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            assert session.session_id and session.session_id.startswith("fake-live-")
+            await session.send_realtime_input(text="The caller is on the line.")
+            feeder = await streaming(session, np.zeros(0))
+            try:
+                return await collect(session, ends_turn)
+            finally:
+                feeder.cancel()
+
+    with stub_server() as server:
+        got = asyncio.run(main(server))
+        record = server.sessions[0]
+    assert record.path.endswith(".GenerativeService.BidiGenerateContent")
+    assert record.api_key == server.api_key
+    setup = record.setup or {}
+    assert setup["model"] == f"models/{MODEL}"
+    assert setup["systemInstruction"]["parts"][0]["text"] == INFO["system_prompt"]
+    names = [d["name"] for d in setup["tools"][0]["functionDeclarations"]]
+    assert names == ["get_account", "end_call"]
+    parameters = setup["tools"][0]["functionDeclarations"][0]["parameters"]
+    assert "additionalProperties" not in json.dumps(parameters)  # Gemini refuses it
+    assert (
+        setup["realtimeInputConfig"]["automatic_activity_detection"]["silence_duration_ms"] == 800
+    )
+    assert record.texts == ["The caller is on the line."]
+    audio = b"".join(
+        p.inline_data.data
+        for m in got
+        if m.server_content and m.server_content.model_turn
+        for p in m.server_content.model_turn.parts
+    )
+    mimes = {
+        p.inline_data.mime_type
+        for m in got
+        if m.server_content and m.server_content.model_turn
+        for p in m.server_content.model_turn.parts
+    }
+    assert mimes == {"audio/pcm;rate=24000"}
+    assert len(audio) == 2 * round(0.5 * 24_000)  # the 0.5 s greeting, whole, at 24 kHz
+    said = [
+        m.server_content.output_transcription.text
+        for m in got
+        if m.server_content and m.server_content.output_transcription
+    ]
+    assert said == ["Thank you for calling."]
+    kinds = [
+        "generation"
+        if m.server_content and m.server_content.generation_complete
+        else "turn"
+        if ends_turn(m)
+        else None
+        for m in got
+    ]
+    assert kinds[-2:] == ["generation", "turn"]
+    assert got[-1].usage_metadata.response_token_count == 16  # 0.5 s at 32 tokens a second
+
+
+def test_tool_call_round_trip_with_ids() -> None:
+    voices: list[StubVoice] = []
+
+    def factory(setup: dict[str, Any]) -> StubVoice:
+        voices.append(StubVoice())
+        return voices[-1]
+
+    async def main(server: FakeGeminiLiveServer) -> tuple[Any, list[Any]]:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            feeder = await streaming(session, tone(0.3))
+            try:
+                first = await collect(session, lambda m: m.tool_call is not None)
+                call = first[-1].tool_call.function_calls[0]
+                await session.send_tool_response(
+                    function_responses=types.FunctionResponse(
+                        id=call.id, name=call.name, response={"output": {"balance_cents": 1234}}
+                    )
+                )
+                rest = await collect(session, ends_turn)
+            finally:
+                feeder.cancel()
+            return call, rest
+
+    with FakeGeminiLiveServer(agent_factory=factory) as server:
+        call, rest = asyncio.run(main(server))
+        record = server.sessions[0]
+    assert (call.id, call.name, call.args) == (
+        "function-call-1",
+        "get_account",
+        {"account_number": "1-2"},
+    )
+    assert record.tool_responses[0]["id"] == "function-call-1"
+    assert voices[0].results == [
+        [
+            {
+                "tool_call_id": "function-call-1",
+                "name": "get_account",
+                "result": {"balance_cents": 1234},
+            }
+        ]
+    ]
+    assert any(
+        m.server_content
+        and m.server_content.output_transcription
+        and m.server_content.output_transcription.text == "Your account is fine."
+        for m in rest
+    )
+
+
+def test_a_function_response_without_its_id_is_refused() -> None:
+    async def main(server: FakeGeminiLiveServer, response: dict[str, Any]) -> Exception:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            # The SDK refuses it before the wire on the Gemini API ...
+            with pytest.raises(ValueError, match="must have an `id`"):
+                await session.send_tool_response(
+                    function_responses=types.FunctionResponse(name="get_account", response={})
+                )
+            # ... and the server refuses it on the wire, closing the session.
+            await session._ws.send(json.dumps({"tool_response": {"functionResponses": [response]}}))
+            with pytest.raises(errors.APIError) as caught:
+                await collect(session, lambda m: False)
+            return caught.value
+
+    with stub_server() as server:
+        missing = asyncio.run(main(server, {"name": "get_account", "response": {"output": 1}}))
+        unknown = asyncio.run(main(server, {"id": "function-call-9", "name": "x", "response": {}}))
+        closes = [s.closed for s in server.sessions]
+    assert missing.code == 1007 and "must have an `id`" in str(missing)
+    assert unknown.code == 1007 and "matches no function call" in str(unknown)
+    assert [c[0] for c in closes if c] == [1007, 1007]
+
+
+def test_unknown_fields_keys_and_paths_are_refused_as_the_service_does() -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+    async def close_of(
+        server: FakeGeminiLiveServer,
+        message: Any,
+        *,
+        key: str | None = "ok",
+        path: str = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+    ) -> tuple[int, str]:
+        headers = {"x-goog-api-key": server.api_key if key == "ok" else key} if key else {}
+        uri = f"wss://127.0.0.1:{server.port}{path}"
+        async with connect(uri, additional_headers=headers, ssl=server.ssl_context()) as ws:
+            with contextlib.suppress(ConnectionClosed):  # it may close before the setup
+                await ws.send(json.dumps(message))
+            await asyncio.wait_for(ws.wait_closed(), 5)
+            assert ws.close_code is not None
+            return ws.close_code, ws.close_reason or ""
+
+    setup = {"setup": {"model": f"models/{MODEL}"}}
+    with stub_server(models=[MODEL]) as server:
+        code, reason = asyncio.run(
+            close_of(server, {"setup": {"model": f"models/{MODEL}", "voice": "x"}})
+        )
+        assert (code, reason) == (
+            1007,
+            "Invalid JSON payload received. Unknown name \"voice\" at 'setup': Cannot find field.",
+        )
+        code, reason = asyncio.run(close_of(server, {"realtime_input": {"text": "hi"}}))
+        assert code == 1007 and "first message must be a setup" in reason
+        code, reason = asyncio.run(close_of(server, {"setup": {"model": "models/other"}}))
+        assert (
+            code == 1008
+            and "is not found for API version" in reason
+            and len(reason.encode()) <= 123
+        )
+        code, reason = asyncio.run(close_of(server, setup, key=None))
+        assert code == 1008 and "unregistered callers" in reason
+        code, reason = asyncio.run(close_of(server, setup, key="wrong"))
+        assert (code, reason) == (1007, "API key not valid. Please pass a valid API key.")
+        bad_tools = {
+            "setup": {
+                "model": f"models/{MODEL}",
+                "tools": [
+                    {
+                        "functionDeclarations": [
+                            {
+                                "name": "f",
+                                "parameters": {"type": "OBJECT", "additionalProperties": False},
+                            }
+                        ]
+                    }
+                ],
+            }
+        }
+        code, reason = asyncio.run(close_of(server, bad_tools))
+        assert code == 1007 and 'Unknown name "additionalProperties"' in reason
+        with pytest.raises(InvalidStatus) as refused:
+            asyncio.run(close_of(server, setup, path="/ws/elsewhere"))
+        assert refused.value.response.status_code == 404
+
+
+def test_the_server_speaks_tls_and_the_sdk_insists_on_it() -> None:
+    import ssl
+
+    async def main(server: FakeGeminiLiveServer) -> None:
+        plain = genai.Client(
+            api_key=server.api_key, http_options=types.HttpOptions(base_url=server.base_url)
+        )
+        async with plain.aio.live.connect(model=MODEL, config={}):
+            pass
+
+    with stub_server() as server, pytest.raises(ssl.SSLCertVerificationError):
+        asyncio.run(main(server))  # wss:// even for an https:// base URL, and no CA given
+
+
+def test_talking_over_the_agent_interrupts_its_turn() -> None:
+    async def main(server: FakeGeminiLiveServer) -> list[Any]:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            await session.send_realtime_input(text="hello")
+            feeder = await streaming(session, np.concatenate([np.zeros(FRAME * 10), tone(0.2)]))
+            try:
+                return await collect(session, ends_turn)
+            finally:
+                feeder.cancel()
+
+    with stub_server(greeting_s=3.0) as server:
+        got = asyncio.run(main(server))
+        record = server.sessions[0]
+    flags = [
+        "interrupted"
+        if m.server_content and m.server_content.interrupted
+        else "turn"
+        if ends_turn(m)
+        else None
+        for m in got
+    ]
+    assert [f for f in flags if f] == ["interrupted", "turn"]
+    assert not any(m.server_content and m.server_content.generation_complete for m in got)
+    assert record.interruptions == 1
+
+
+# -- the bridge ---------------------------------------------------------------------------------
+def bridge(server: FakeGeminiLiveServer, **kwargs: Any) -> GeminiLiveAgent:
+    return GeminiLiveAgent(
+        MODEL,
+        api_key=server.api_key,
+        base_url=server.base_url,
+        ssl_context=server.ssl_context(),
+        **kwargs,
+    )
+
+
+def drive(
+    agent: GeminiLiveAgent, line: np.ndarray, *, results: Any = None, frames: int | None = None
+) -> tuple[np.ndarray, list[Any]]:
+    """Step the agent in real time over ``line`` (then silence); its audio and actions."""
+    total = frames if frames is not None else len(line) // FRAME
+    out, actions = [], []
+    pending: list[Any] = []
+    began = time.perf_counter()
+    for k in range(total):
+        frame = line[k * FRAME : (k + 1) * FRAME]
+        if len(frame) < FRAME:
+            frame = np.zeros(FRAME)
+        audio, acts = agent.step(frame, pending)
+        pending = results(acts) if results is not None and acts else []
+        out.append(audio)
+        actions += acts
+        ahead = (k + 1) * 0.02 - (time.perf_counter() - began)
+        if ahead > 0:
+            time.sleep(ahead)
+    return np.concatenate(out), actions
+
+
+def test_the_bridge_greets_calls_a_tool_and_answers_with_its_result() -> None:
+    def run_tools(actions: list[Any]) -> list[dict[str, Any]]:
+        return [
+            {"tool_call_id": a.call_id, "name": a.name, "result": {"balance_cents": 77}}
+            for a in actions
+            if isinstance(a, ToolCallAction)
+        ]
+
+    voices: list[StubVoice] = []
+
+    def factory(setup: dict[str, Any]) -> StubVoice:
+        voices.append(StubVoice())
+        return voices[-1]
+
+    with FakeGeminiLiveServer(agent_factory=factory) as server, bridge(server) as agent:
+        agent.reset(INFO)
+        line = np.concatenate([np.zeros(RATE), tone(0.3, hz=300), np.zeros(2 * RATE)])
+        out, actions = drive(agent, line, results=run_tools)
+        agent.close()
+        record = server.sessions[0]
+    assert record.texts == [agent.opening]
+    calls = [a for a in actions if isinstance(a, ToolCallAction)]
+    assert [(a.name, a.arguments, a.call_id) for a in calls] == [
+        ("get_account", {"account_number": "1-2"}, "gl-function-call-1")
+    ]
+    assert voices[0].results[0][0]["result"] == {"balance_cents": 77}
+    # The greeting's 440 Hz tone comes back at 16 kHz, whole and clean (0.5 s of it).
+    loud = np.nonzero(np.abs(out[:RATE]) > 0.01)[0]
+    greeting = out[loud[0] : loud[-1] + 1]
+    assert 0.48 < len(greeting) / RATE < 0.52
+    spectrum = np.abs(np.fft.rfft(greeting * np.hanning(len(greeting))))
+    assert abs(np.argmax(spectrum) * RATE / len(greeting) - 440) < 5
+    assert 0.19 < float(np.sqrt(np.mean(greeting[800:-800] ** 2))) < 0.23  # 0.3 peak: 0.21 rms
+    said = [e["said"] for e in agent.log if "said" in e]
+    assert said == ["Thank you for calling.", "Your account is fine."]
+    assert agent.usage.requests == 2 and agent.usage.audio_out_tokens == 16 + 19
+    assert agent.usage.prompt_tokens > agent.usage.audio_in_tokens > 0
+
+
+def test_the_bridge_drops_unplayed_audio_when_interrupted() -> None:
+    with stub_server(greeting_s=4.0) as server, bridge(server) as agent:
+        agent.reset(INFO)
+        line = np.concatenate([np.zeros(RATE), tone(0.2, hz=300), np.zeros(RATE)])
+        out, _ = drive(agent, line)
+    frames = out.reshape(-1, FRAME)
+    loud = np.sqrt(np.mean(frames**2, axis=1)) > 0.05
+    assert loud[:50].sum() > 20  # the greeting was playing in the first second
+    assert not loud[-40:].any()  # and stopped soon after the caller spoke
+    assert loud.sum() < 100  # 4 s of greeting, well under 2 s of it played
+    assert any("interrupted" in e for e in agent.log)
+
+
+def test_streaming_resampler_is_seamless_across_chunks() -> None:
+    t = np.arange(24_000) / 24_000
+    signal = 0.5 * np.sin(2 * np.pi * 300 * t)
+    whole = StreamingResampler(24_000)(signal)
+    pieces = StreamingResampler(24_000)
+    chunked = np.concatenate([pieces(signal[a : a + 701]) for a in range(0, len(signal), 701)])
+    assert len(whole) == len(chunked) == 16_000
+    assert np.allclose(whole, chunked)
+    steady = chunked[200:-200]
+    expected = 0.5 * np.sin(2 * np.pi * 300 * (np.arange(16_000) / 16_000 - 60 / 48_000))[200:-200]
+    assert np.max(np.abs(steady - expected)) < 0.01
+
+
+# -- faults -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("misbehave", ["close", "garbage", "silent"])
+def test_a_broken_server_is_an_agent_fault_within_its_timeout(misbehave: str) -> None:
+    with (
+        FakeGeminiLiveServer(misbehave=misbehave) as server,
+        bridge(server, idle_timeout_s=1.5) as agent,
+    ):
+        agent.reset(INFO)
+        began = time.perf_counter()
+        with pytest.raises(GeminiLiveFault) as fault:
+            drive(agent, np.zeros(5 * RATE))
+        waited = time.perf_counter() - began
+    assert waited < 3.0
+    expected = {
+        "close": "closed the session (1011)",
+        "garbage": "Gemini Live: ",
+        "silent": "no message from the server for 1.5 s",
+    }[misbehave]
+    assert expected in str(fault.value)
+
+
+def test_a_server_that_never_completes_the_setup_or_is_gone_fails_the_reset() -> None:
+    with (
+        FakeGeminiLiveServer(misbehave="no_setup") as server,
+        bridge(server, connect_timeout_s=1.0) as agent,
+    ):
+        began = time.perf_counter()
+        with pytest.raises(GeminiLiveFault, match=r"no setupComplete within 1 s"):
+            agent.reset(INFO)
+        assert time.perf_counter() - began < 6.0
+    gone = bridge(server, connect_timeout_s=2.0)  # the server is closed: nothing listens
+    with pytest.raises(GeminiLiveFault, match=r"^Gemini Live: .*(refused|Errno 111)"):
+        gone.reset(INFO)
+
+
+def test_the_bridge_reports_the_servers_refusal() -> None:
+    with stub_server() as server:
+        agent = GeminiLiveAgent(
+            MODEL, api_key="wrong", base_url=server.base_url, ssl_context=server.ssl_context()
+        )
+        with pytest.raises(GeminiLiveFault, match=r"\(1007\).*API key not valid"):
+            agent.reset(INFO)
+
+
+# -- a whole exam call, end to end ----------------------------------------------------------------
+def _first_exam_task() -> str:
+    from importlib import resources
+
+    data = resources.files("vamos_env.envs.energy.tasks").joinpath("data/exam.json").read_text()
+    return str(json.loads(data)["tasks"][0]["task_id"])
+
+
+@pytest.mark.slow
+@pytest.mark.audio
+def test_a_whole_exam_call_through_the_bridge_and_the_fake_server() -> None:
+    """The local voice stack behind the Live wire, the bridge in the call, paced at wall time."""
+    from vamos_env.channel.audio.engines import missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    from vamos_env.duplex.env import VamosEnergyDuplexEnv
+    from vamos_env.duplex.run import play
+
+    options = {"task_id": _first_exam_task(), "persona": "calm", "background": "clean"}
+    # No opening: this env's caller always opens 1 s into the call, and a greeting that the
+    # server's cascade makes in wall time lands on it (docs/duplex.md, "Gemini Live bridge").
+    with FakeGeminiLiveServer() as server, bridge(server, opening=None) as agent:
+        played = play(VamosEnergyDuplexEnv("exam"), agent, seed=0, options=options, pace=True)
+        record = server.sessions[-1]
+    final = played.final
+    assert played.agent_fault is None
+    assert final["end_reason"] in ("end_call", "hang_up")
+    assert record.tool_calls and not record.undeclared_calls
+    assert {r["id"] for r in record.tool_responses} <= {c["id"] for c in record.tool_calls}
+    assert final["duplex"]["metrics"]["audio_out_s"] > 10
+    agent_turns = [t for t in final["transcript"]["turns"] if t["speaker"] == "agent" and t["text"]]
+    assert len(agent_turns) >= 3
+    assert agent.usage.requests >= 3 and agent.usage.audio_out_tokens > 0
+    # The call ran at wall time: not faster than its audio, and not far behind it.
+    assert played.wall_s >= final["duplex"]["metrics"]["duration_s"] * 0.95
