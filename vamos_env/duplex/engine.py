@@ -225,6 +225,12 @@ class DuplexCall:
         self.line_tape = _Tape() if keep_line_audio else None
         self.caller_segments: list[Segment] = []  # seconds, ground truth
         self.turn_times: dict[int, float] = {}  # id(turn) -> start seconds
+        self.turn_ends: dict[int, float] = {}  # id(caller turn) -> seconds its words ended
+        # An outside agent's own services (``ServedTwins``): it runs its tools there, the
+        # call watches its call control, and ``finish`` rebuilds its trace from the log.
+        self.outside: Any = None
+        self.outside_identity: Any = None
+        self.rebuilt: list[Any] = []
         self.tool_samples: list[int] = []
         self.agent_stretches: list[tuple[int, int]] = []  # the caller's detector over the agent
         self._recognised: dict[tuple[int, int], str] = {}
@@ -272,6 +278,8 @@ class DuplexCall:
             self._act(action, result)
             if self.ended:
                 break
+        if self.outside is not None and not self.ended:
+            self._outside_control()
         out = result.audio
         for k in range(len(agent_audio) // FRAME):
             if self.ended:
@@ -305,6 +313,17 @@ class DuplexCall:
             self._transfer_at = self.sample
         if outcome.ended:
             self._end("end_call" if self.episode.end_reason == "end_call" else "turn_limit")
+
+    def _outside_control(self) -> None:
+        """An outside agent's call control (the served Twilio route): a ``<Dial>`` is a
+        transfer (the call ends with its closing words, as after ``transfer_to_human``), a
+        completed status a hang-up."""
+        calls = self.outside.calls
+        if calls.transferred_to is not None and self._transfer_at is None:
+            self._transfer_at = self.sample
+            self._event("tool_call", "transfer_to_human")
+        elif calls.ended and self._transfer_at is None:
+            self._end("end_call")
 
     def _frame(self, agent_frame: Audio) -> Audio:
         voice = self._caller_frame()
@@ -354,6 +373,8 @@ class DuplexCall:
         played = min(b, at - speech.start)
         if played > a:
             self.caller_segments.append(((speech.start + a) / RATE, (speech.start + played) / RATE))
+        if speech.turn is not None:
+            self.turn_ends[id(speech.turn)] = (speech.start + max(played, a)) / RATE
         if yielded and speech.turn is not None:
             words = speech.text.split()
             share = max(0.0, (played - a) / max(b - a, 1))
@@ -519,6 +540,8 @@ class DuplexCall:
         into the transcript, and order the transcript by time."""
         if self._speaking is not None:
             self._finish_speech(self.sample, yielded=self._speaking.turn is not None)
+        if self.outside is not None:
+            self._outside_trace()
         stretches = list(self.agent_stretches)
         if self.hearing.speaking:
             stretches.append((self.hearing.segment_start, self.sample))
@@ -534,6 +557,29 @@ class DuplexCall:
         for index, turn in enumerate(ordered):
             turn.index = index
         self.episode.transcript.turns[:] = ordered
+
+    def _outside_trace(self) -> None:
+        """An outside agent's tool calls, rebuilt from its served twins' request log, into
+        the transcript at their times (``vamos_env.bridges.trace``). Verification is judged
+        from the caller's words up to where each of its utterances ended."""
+        from vamos_env.bridges.trace import rebuild_trace, tool_events
+
+        caller_words = [
+            (self.turn_ends.get(id(t), self.turn_times.get(id(t), 0.0)), t.text)
+            for t in self.episode.transcript.turns
+            if t.speaker == "caller" and t.tool_call is None and not t.spurious and t.text
+        ]
+        if self.outside_identity is None:
+            self.rebuilt = []
+            return
+        self.rebuilt = rebuild_trace(
+            self.outside.log, caller_words=caller_words, identity=self.outside_identity
+        )
+        for event in tool_events(self.rebuilt):
+            call, result = event.turn_parts()
+            turn = self.episode._add(speaker="tool", tool_call=call, tool_result=result)
+            self.turn_times[id(turn)] = event.time_s
+            bisect.insort(self.tool_samples, round(event.time_s * RATE))
 
     def _agent_turn(self, text: str, at: int) -> None:
         if text:
@@ -610,6 +656,11 @@ class DuplexCall:
             "timeline": self.timeline(),
             "caller_segments": [[round(a, 3), round(b, 3)] for a, b in self.caller_segments],
             "agent_segments": [[round(a, 3), round(b, 3)] for a, b in self.agent_segments()],
+            **(
+                {"outside_trace": [e.as_dict() for e in self.rebuilt]}
+                if self.outside is not None
+                else {}
+            ),
             "caller_heard": [
                 {"time_s": round(t, 3), "text": text} for t, text in self.caller_heard
             ],

@@ -87,6 +87,12 @@ class DuplexResetOptions(BaseModel):
     background: Literal["clean", "street", "cafe", "television"] | None = None
     level_db: float | None = None
     line: str | None = None
+    # An outside agent runs its own tools: serve the call's twins to it on loopback
+    # (``info["services"]``) and grade the trace rebuilt from their request log.
+    serve_twins: bool = False
+    # Where to serve them (0: a free port). An agent that reads fixed service variables at
+    # its start (rory-agent's WS /voice stacks) names its port; calls on it run one at a time.
+    twins_port: int = Field(default=0, ge=0, le=65535)
 
 
 class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
@@ -149,6 +155,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         self._snapshot = default_snapshot()
         check_world(self.task_set, self._snapshot.report.accounts)
         self.call: DuplexCall | None = None
+        self.served: Any = None  # the current call's ServedTwins, for an outside agent
         self._task: Task | None = None
         self._info: dict[str, Any] = {}
 
@@ -202,6 +209,21 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             grading_ear=functools.partial(transcribe_timed, ear=self.grading_ear),
             max_call_s=self.max_call_s,
         )
+        self._stop_serving()
+        services: dict[str, str] = {}
+        if opts.serve_twins:
+            from vamos_env.bridges.served import ServedTwins
+            from vamos_env.bridges.trace import CallerIdentity
+
+            call = self.call
+            self.served = ServedTwins(
+                self._twins, clock=lambda: call.now_s, port=opts.twins_port
+            ).start()
+            call.outside = self.served
+            call.outside_identity = CallerIdentity.from_twins(
+                self._twins, task.caller.account_number
+            )
+            services = dict(self.served.env)
         self._task = task
         self._info = {
             "system_prompt": system_prompt(),
@@ -220,6 +242,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             "sample_rate": 16_000,
             "frame_s": 0.02,
             "frames_per_step": self.frames_per_step,
+            **({"services": services} if services else {}),
         }
         first = self.call.step(np.zeros(self.frames_per_step * FRAME))
         observation = self._observation(first.audio, [], first.events)
@@ -261,6 +284,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         if not getattr(call, "_finished", False):
             call.finish()
             call._finished = True  # type: ignore[attr-defined]
+            self._stop_serving()
         episode = call.episode
         verdict = grade(
             task,
@@ -279,6 +303,16 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             "replaced_code_points": episode.replaced_code_points,
             "duplex": call.summary(),
         }
+
+    def _stop_serving(self) -> None:
+        """Stop serving the last call's twins (its log stays readable)."""
+        if self.served is not None:
+            self.served.stop()
+            self.served = None
+
+    def close(self) -> None:
+        self._stop_serving()
+        super().close()
 
     def _observation(
         self, audio: Any, results: list[dict[str, Any]], events: Sequence[Any]

@@ -5,7 +5,11 @@ A frame-level agent has ``reset(info)`` and ``step(line_audio, tool_results) ->
 simulated clock, as fast as the agent allows; ``pace=True`` holds the clock to the
 wall clock (a frame is never handed over before its instant; when the agent is slower
 than real time the call runs late, and ``late_s`` says by how much), which is what a
-remote agent needs.
+remote agent needs. An agent that says ``wall_clock = True`` (the bridges to outside
+stacks: their servers hear the call in wall time) is always paced; one that says
+``outside_tools = True`` runs its own tools, so the call's twins are served to it
+(``info["services"]``) and its trace is rebuilt from their request log. An agent with
+``close()`` is closed when the call is over (one connection is one call).
 """
 
 from __future__ import annotations
@@ -49,7 +53,13 @@ def play(
     (wall) ends the call as if it hung up; the call is still graded. The environment's
     own errors propagate (the runner records a lost session)."""
     began = time.perf_counter()
-    observation, info = env.reset(seed=seed, options=dict(options or {}))
+    pace = pace or bool(getattr(agent, "wall_clock", False))
+    options = dict(options or {})
+    if getattr(agent, "outside_tools", False):
+        options.setdefault("serve_twins", True)
+        if getattr(agent, "twins_port", 0):
+            options.setdefault("twins_port", int(agent.twins_port))
+    observation, info = env.reset(seed=seed, options=options)
     call = env.call
     assert call is not None
     audio = from_pcm16(observation["audio"])
@@ -79,6 +89,12 @@ def play(
                 late = max(late, -ahead)
     if not call.ended:  # a fault: end the call where it stands so that it is still graded
         call.step(np.zeros(0), [{"type": "end_call"}])
+    close = getattr(agent, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:  # closing is the agent's business; the call is over
+            fault = fault or f"agent failed to close: {type(exc).__name__}: {exc}"
     final = env.final_info()
     compute = getattr(agent, "compute", None)
     return Played(
