@@ -39,6 +39,42 @@ register_stack(
     offline=True,
     duplex=True,
 )
+for _name, _entry, _what in (
+    (
+        "realtime",
+        "vamos_env.bridges.realtime:RealtimeAgent",
+        "OpenAI Realtime speech-to-speech session over the official SDK (GA WebSocket); "
+        "OPENAI_REALTIME_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY",
+    ),
+    (
+        "gemini-live",
+        "vamos_env.bridges.gemini_live:GeminiLiveAgent",
+        "Gemini Live speech-to-speech session (google-genai live API); GEMINI_LIVE_MODEL, "
+        "GOOGLE_API_KEY, GEMINI_LIVE_BASE_URL",
+    ),
+    (
+        "twilio-stream",
+        "vamos_env.bridges.mediastream:TwilioStreamAgent",
+        "Outside agent behind a Twilio bidirectional Media Stream, its own tools against the "
+        "call's served twins (URL: VAMOS_TWILIO_STREAM_URL)",
+    ),
+    (
+        "voice-ws",
+        "vamos_env.bridges.mediastream:PCMStreamAgent",
+        "Outside agent behind rory-agent's WS /voice (PCM16 24 kHz), its own tools against "
+        "the call's served twins (URL: VAMOS_VOICE_WS_URL, twins port: VAMOS_TWINS_PORT)",
+    ),
+):
+    register_stack(_name, _entry, _what, offline=False, duplex=True)
+    register_stack(
+        f"{_name}-local",
+        f"vamos_env.bridges.local:{_name.replace('-', '_')}_local",
+        f"The {_name} bridge against its local server in vamos_env.testing (the cascade "
+        "behind that wire protocol): the bridge's offline proof",
+        offline=True,
+        duplex=True,
+    )
+
 register_stack(
     "openai",
     "vamos_env.agents.openai_agent:OpenAIAgent",

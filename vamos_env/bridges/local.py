@@ -1,0 +1,97 @@
+"""Each bridge against its local server: the offline proof, as stacks the runner can run.
+
+``realtime-local``, ``gemini-live-local``, ``twilio-stream-local`` and ``voice-ws-local``
+build the bridge of the same name and start, beside it, the protocol-faithful local server
+of ``vamos_env.testing`` that puts the local voice stack (the cascade: Silero, Whisper,
+the reference solver's decisions, Piper) behind that vendor's or contract's wire. So
+``vamos eval --mode duplex --stacks cascade,realtime-local,...`` compares each bridge with
+the same stack played in process, on the same calls, with no keys and no network.
+
+The server lives as long as its agent (the runner keeps an agent per worker and reuses it
+through ``reset``), on a free loopback port. ``voice-ws-local`` also fixes the port the
+call's twins are served on: rory-agent's stacks read ``STRIPE_API_BASE`` and
+``FINERACT_API_BASE`` once, when they start, so each call's twins are served at that one
+address (``twins_port``), one call at a time per agent.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from vamos_env.clients.config import ServiceEndpoints
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def realtime_local(**options: Any) -> Any:
+    """``RealtimeAgent`` against ``FakeRealtimeServer`` (the cascade behind Realtime's wire)."""
+    from vamos_env.bridges.realtime import RealtimeAgent
+    from vamos_env.testing.fake_realtime import FakeRealtimeServer
+
+    server = FakeRealtimeServer().start()
+    agent = RealtimeAgent(base_url=server.base_url, api_key=server.api_key, **options)
+    agent.local_server = server
+    return agent
+
+
+def gemini_live_local(**options: Any) -> Any:
+    """``GeminiLiveAgent`` against ``FakeGeminiLiveServer`` (TLS on loopback)."""
+    from vamos_env.bridges.gemini_live import GeminiLiveAgent
+    from vamos_env.testing.fake_gemini_live import FakeGeminiLiveServer
+
+    server = FakeGeminiLiveServer().start()
+    agent = GeminiLiveAgent(
+        api_key=server.api_key,
+        base_url=server.base_url,
+        ssl_context=server.ssl_context(),
+        **options,
+    )
+    agent.local_server = server
+    return agent
+
+
+def twilio_stream_local(**options: Any) -> Any:
+    """``TwilioStreamAgent`` against ``VoiceAgentServer("twilio")``: the outside agent reads
+    its twins from the start message and runs its tools over HTTP."""
+    from vamos_env.bridges.mediastream import TwilioStreamAgent
+    from vamos_env.testing.voice_agent import VoiceAgentServer
+
+    server = VoiceAgentServer("twilio").start()
+    agent = TwilioStreamAgent(server.url, **options)
+    agent.local_server = server
+    return agent
+
+
+def voice_ws_local(**options: Any) -> Any:
+    """``PCMStreamAgent`` against ``VoiceAgentServer("pcm")`` started, as rory-agent's stacks
+    are, with fixed service variables: every call's twins are served on that port."""
+    from vamos_env.bridges.mediastream import PCMStreamAgent
+    from vamos_env.testing.voice_agent import VoiceAgentServer
+
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    environ = ServiceEndpoints(stripe_api_base=root, fineract_api_base=root).as_env()
+    server = VoiceAgentServer("pcm", environ=environ).start()
+    agent = PCMStreamAgent(server.url, **options)
+    agent.twins_port = port
+    agent.local_server = server
+    return agent
+
+
+for _factory in (realtime_local, gemini_live_local, twilio_stream_local, voice_ws_local):
+    _factory.offline = True  # type: ignore[attr-defined]  (no keys, no network)
+    _factory.duplex = True  # type: ignore[attr-defined]
+
+__all__ = [
+    "free_port",
+    "gemini_live_local",
+    "realtime_local",
+    "twilio_stream_local",
+    "voice_ws_local",
+]
