@@ -20,11 +20,7 @@ from google import genai
 from google.genai import errors, types
 
 from vamos_env.actions import ToolCallAction
-from vamos_env.bridges.gemini_live import (
-    GeminiLiveAgent,
-    GeminiLiveFault,
-    StreamingResampler,
-)
+from vamos_env.bridges.gemini_live import OPENING, GeminiLiveAgent, GeminiLiveFault
 from vamos_env.testing.fake_gemini_live import FakeGeminiLiveServer
 
 FRAME = 320
@@ -461,7 +457,10 @@ def test_the_bridge_greets_calls_a_tool_and_answers_with_its_result() -> None:
         voices.append(StubVoice())
         return voices[-1]
 
-    with FakeGeminiLiveServer(agent_factory=factory) as server, bridge(server) as agent:
+    with (
+        FakeGeminiLiveServer(agent_factory=factory) as server,
+        bridge(server, opening=OPENING) as agent,
+    ):
         agent.reset(INFO)
         line = np.concatenate([np.zeros(RATE), tone(0.3, hz=300), np.zeros(2 * RATE)])
         out, actions = drive(agent, line, results=run_tools)
@@ -486,8 +485,18 @@ def test_the_bridge_greets_calls_a_tool_and_answers_with_its_result() -> None:
     assert agent.usage.prompt_tokens > agent.usage.audio_in_tokens > 0
 
 
+def test_the_bridge_waits_for_the_caller_unless_given_an_opening() -> None:
+    assert GeminiLiveAgent.wall_clock is True
+    with stub_server() as server, bridge(server) as agent:
+        assert agent.opening is None
+        agent.reset(INFO)
+        out, _ = drive(agent, np.zeros(RATE // 2))
+        record = server.sessions[0]
+    assert record.texts == [] and not out.any()  # no greeting: the caller opens the call
+
+
 def test_the_bridge_drops_unplayed_audio_when_interrupted() -> None:
-    with stub_server(greeting_s=4.0) as server, bridge(server) as agent:
+    with stub_server(greeting_s=4.0) as server, bridge(server, opening=OPENING) as agent:
         agent.reset(INFO)
         line = np.concatenate([np.zeros(RATE), tone(0.2, hz=300), np.zeros(RATE)])
         out, _ = drive(agent, line)
@@ -497,19 +506,6 @@ def test_the_bridge_drops_unplayed_audio_when_interrupted() -> None:
     assert not loud[-40:].any()  # and stopped soon after the caller spoke
     assert loud.sum() < 100  # 4 s of greeting, well under 2 s of it played
     assert any("interrupted" in e for e in agent.log)
-
-
-def test_streaming_resampler_is_seamless_across_chunks() -> None:
-    t = np.arange(24_000) / 24_000
-    signal = 0.5 * np.sin(2 * np.pi * 300 * t)
-    whole = StreamingResampler(24_000)(signal)
-    pieces = StreamingResampler(24_000)
-    chunked = np.concatenate([pieces(signal[a : a + 701]) for a in range(0, len(signal), 701)])
-    assert len(whole) == len(chunked) == 16_000
-    assert np.allclose(whole, chunked)
-    steady = chunked[200:-200]
-    expected = 0.5 * np.sin(2 * np.pi * 300 * (np.arange(16_000) / 16_000 - 60 / 48_000))[200:-200]
-    assert np.max(np.abs(steady - expected)) < 0.01
 
 
 # -- faults -------------------------------------------------------------------------------------

@@ -12,14 +12,15 @@ import numpy as np
 import openai
 import pytest
 
+from vamos_env.bridges.audio import Resampler
 from vamos_env.bridges.realtime import (
     PCM_RATE,
     RealtimeAgent,
     RealtimeFault,
-    Resampler,
+    pcm24_b64,
     realtime_tools,
 )
-from vamos_env.channel.audio.dsp import RATE, to_pcm16
+from vamos_env.channel.audio.dsp import RATE
 from vamos_env.channel.audio.engines import missing_reason
 from vamos_env.envs.energy.prompt import system_prompt
 from vamos_env.envs.energy.tools.catalog import tool_schemas
@@ -65,8 +66,7 @@ def stub_factory(actions: list[dict[str, Any]], holder: list[Any]) -> Any:
 
 
 def b64(audio: np.ndarray) -> str:
-    pcm = to_pcm16(Resampler(3, 2)(audio))
-    return base64.b64encode(pcm.astype("<i2").tobytes()).decode()
+    return pcm24_b64(audio, Resampler(RATE, PCM_RATE))
 
 
 def until(conn: Any, kind: str, *, feed: bool = False, limit_s: float = 10.0) -> list[Any]:
@@ -110,19 +110,8 @@ def connect(server: FakeRealtimeServer, key: str = "test") -> Any:
 
 
 # -- pure parts ----------------------------------------------------------------------------
-def test_resampler_in_chunks_equals_the_whole_and_keeps_the_pitch() -> None:
-    x = tone(1.0, 440.0)
-    whole = Resampler(3, 2)(x)
-    chunks = Resampler(3, 2)
-    pieces = np.concatenate([chunks(x[i : i + 317]) for i in range(0, len(x), 317)])
-    assert len(whole) == len(pieces) == PCM_RATE
-    assert np.array_equal(whole, pieces)  # no click at any chunk edge
-    spectrum = np.abs(np.fft.rfft(whole[240:]))
-    peak = np.fft.rfftfreq(len(whole) - 240, 1 / PCM_RATE)[np.argmax(spectrum)]
-    assert abs(peak - 440) < 2
-    back = Resampler(2, 3)(whole)
-    lag = np.argmax(np.correlate(back[4000:4400], x[4000:4200], mode="valid"))
-    assert np.abs(back[4000 + lag : 12000 + lag] - x[4000:12000]).max() < 0.01
+def test_the_bridge_asks_to_be_paced_in_wall_time() -> None:
+    assert RealtimeAgent.wall_clock is True
 
 
 def test_tools_go_flat_as_realtime_wants_them() -> None:

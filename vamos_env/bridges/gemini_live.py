@@ -27,12 +27,13 @@ Per call:
   ``output_audio_transcription``; automatic activity detection with
   ``silence_duration_ms`` (and the optional prefix and sensitivities); a voice when
   given. It waits for ``setupComplete`` (at most ``connect_timeout_s``) and then, when
-  ``opening`` is set, sends it as text so the agent speaks first, as published Live
-  agents do.
+  ``opening`` is set (e.g. ``OPENING``), sends it as text so the agent speaks first, as
+  published Live agents do. It is off by default: this env's caller opens each call 1 s
+  in, and a greeting lands on it.
 - **step** sends the line's 16 kHz frames as PCM16 ``audio/pcm;rate=16000`` blobs
   (``send_realtime_input``); the model's audio (24 kHz, generated faster than real
-  time) is resampled to 16 kHz with a streaming filter and played out at the call's
-  pace, frame by frame. ``interrupted`` drops what has not been played.
+  time) is resampled to 16 kHz with a streaming filter (``bridges.audio``) and played
+  out at the call's pace, frame by frame. ``interrupted`` drops what has not been played.
 - **tools**: each ``tool_call`` function call becomes a ``ToolCallAction`` (its call id
   is ``gl-<Gemini id>``) that the duplex call runs; the result comes back with the next
   step and goes to the model as ``FunctionResponse(id, name, response={"output": ...})``.
@@ -58,7 +59,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import re
 import ssl
@@ -69,11 +69,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from vamos_env.actions import EndCall, ToolCallAction
-from vamos_env.channel.audio.dsp import RATE, Audio, resample, to_pcm16
-from vamos_env.duplex.line import _Fir, band_pass_taps
+from vamos_env.bridges.audio import Playback, Resampler, pcm_audio, pcm_bytes
+from vamos_env.channel.audio.dsp import RATE, Audio
 
 DEFAULT_MODEL = "gemini-2.5-flash-native-audio-preview-12-2025"
 OPENING = "The caller is on the line now. Greet them."
@@ -87,40 +85,6 @@ _RATE_PARAM = re.compile(r"rate\s*=\s*(\d+)")
 
 class GeminiLiveFault(RuntimeError):
     """The Live server failed the call: closed, garbled, silent or unreachable."""
-
-
-class StreamingResampler:
-    """Rational resampling of a stream of chunks to 16 kHz, without clicks at chunk edges.
-
-    Zero-stuffing by ``up``, a windowed-sinc low-pass (``line.band_pass_taps``, run as a
-    stream by ``line._Fir``), and keeping every ``down``-th sample with the phase carried
-    across chunks. 24 kHz is up 2, down 3 through 48 kHz."""
-
-    def __init__(self, source_rate: int, target_rate: int = RATE, taps: int = 121) -> None:
-        g = math.gcd(source_rate, target_rate)
-        self.up, self.down = target_rate // g, source_rate // g
-        self.source_rate, self.target_rate = source_rate, target_rate
-        self._direct = self.up * source_rate > 384_000  # an odd rate: per chunk, by FFT
-        inner = source_rate * self.up
-        cutoff = 0.45 * min(source_rate, target_rate)
-        self._fir = (
-            None
-            if self.up == self.down or self._direct
-            else _Fir(self.up * band_pass_taps(0.0, cutoff, rate=inner, taps=taps))
-        )
-        self._phase = 0  # samples at the inner rate before the next one kept
-
-    def __call__(self, chunk: Audio) -> Audio:
-        if self.up == self.down:
-            return np.asarray(chunk, dtype=np.float64)
-        if self._fir is None:
-            return resample(chunk, self.source_rate, self.target_rate)
-        stuffed = np.zeros(len(chunk) * self.up)
-        stuffed[:: self.up] = chunk
-        inner = self._fir(stuffed)
-        out = inner[self._phase :: self.down]
-        self._phase = (self._phase - len(inner)) % self.down
-        return np.asarray(out, dtype=np.float64)
 
 
 @dataclass
@@ -161,45 +125,12 @@ class LiveUsage:
         return {k: v for k, v in self.__dict__.items() if isinstance(v, int)}
 
 
-class _Playout:
-    """The model's audio at 16 kHz, waiting to be played."""
-
-    def __init__(self) -> None:
-        self._chunks: deque[Audio] = deque()
-        self.samples = 0
-
-    def add(self, audio: Audio) -> None:
-        if len(audio):
-            self._chunks.append(audio)
-            self.samples += len(audio)
-
-    def clear(self) -> int:
-        dropped = self.samples
-        self._chunks.clear()
-        self.samples = 0
-        return dropped
-
-    def take(self, n: int) -> Audio:
-        out = np.zeros(n)
-        filled = 0
-        while filled < n and self._chunks:
-            head = self._chunks[0]
-            piece = head[: n - filled]
-            out[filled : filled + len(piece)] = piece
-            filled += len(piece)
-            if len(piece) == len(head):
-                self._chunks.popleft()
-            else:
-                self._chunks[0] = head[len(piece) :]
-        self.samples -= filled
-        return out
-
-
 class GeminiLiveAgent:
     """A Gemini Live model on the duplex line (see the module's docstring)."""
 
     duplex = True
     offline = False
+    wall_clock = True  # the server hears the call in wall time: run.play paces this agent
 
     def __init__(
         self,
@@ -215,7 +146,7 @@ class GeminiLiveAgent:
         prefix_padding_ms: int | None = None,
         start_sensitivity: str | None = None,
         end_sensitivity: str | None = None,
-        opening: str | None = OPENING,
+        opening: str | None = None,
         end_call_tool: bool = True,
         pace: bool = True,
         connect_timeout_s: float = 20.0,
@@ -257,8 +188,8 @@ class GeminiLiveAgent:
         self.log: list[dict[str, Any]] = []
         self.session_id: str | None = None
         self._fault: str | None = None
-        self._playout = _Playout()
-        self._resamplers: dict[int, StreamingResampler] = {}
+        self._playback = Playback()
+        self._resamplers: dict[int, Resampler] = {}
         self._calls: list[tuple[str, str, dict[str, Any]]] = []  # (Gemini id, name, args)
         self._running: dict[str, tuple[str, str]] = {}  # our call id -> (Gemini id, name)
         self._cancelled: set[str] = set()
@@ -517,7 +448,8 @@ class GeminiLiveAgent:
 
     def _content(self, content: Any) -> None:
         if content.interrupted:
-            dropped = self._playout.clear()
+            dropped = self._playback.pending
+            self._playback.clear()
             self._resamplers.clear()
             self.log.append(
                 {"time_s": self._now(), "interrupted": round(dropped / RATE, 3), "said": self._said}
@@ -529,9 +461,10 @@ class GeminiLiveAgent:
             if blob is not None and blob.data and str(blob.mime_type or "").startswith("audio/"):
                 found = _RATE_PARAM.search(str(blob.mime_type))
                 rate = int(found.group(1)) if found else 24_000
-                pcm = np.frombuffer(blob.data[: len(blob.data) // 2 * 2], dtype="<i2")
-                resampler = self._resamplers.setdefault(rate, StreamingResampler(rate))
-                self._playout.add(resampler(pcm.astype(np.float64) / 32768.0))
+                pcm = pcm_audio(blob.data[: len(blob.data) // 2 * 2])
+                if rate not in self._resamplers:
+                    self._resamplers[rate] = Resampler(rate, RATE)
+                self._playback.push(self._resamplers[rate](pcm))
             elif part.text and not part.thought:
                 self._said += part.text
         if content.output_transcription is not None and content.output_transcription.text:
@@ -588,14 +521,14 @@ class GeminiLiveAgent:
             )
         if responses:
             self._queue("tools", responses)
-        pcm = to_pcm16(np.asarray(line_audio, dtype=np.float64)).astype("<i2").tobytes()
+        pcm = pcm_bytes(line_audio)
         self._queue("audio", types.Blob(data=pcm, mime_type=f"audio/pcm;rate={RATE}"))
         self._sample += len(line_audio)
         actions: list[Any] = []
         with self._lock:
             calls, self._calls = self._calls, []
-            out = self._playout.take(len(line_audio))
-            left = self._playout.samples
+            out = self._playback.take(len(line_audio))
+            left = self._playback.pending
         for gemini_id, name, args in calls:
             if name == END_CALL and self.end_call_tool:
                 self._ending = True
@@ -633,4 +566,4 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-__all__ = ["DEFAULT_MODEL", "GeminiLiveAgent", "GeminiLiveFault", "LiveUsage", "StreamingResampler"]
+__all__ = ["DEFAULT_MODEL", "OPENING", "GeminiLiveAgent", "GeminiLiveFault", "LiveUsage"]

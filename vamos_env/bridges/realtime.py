@@ -51,15 +51,13 @@ import os
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from vamos_env.actions import EndCall, ToolCallAction
-from vamos_env.channel.audio.dsp import RATE, Audio, from_pcm16, to_pcm16
+from vamos_env.bridges.audio import Playback, Resampler, pcm_audio, pcm_bytes
+from vamos_env.channel.audio.dsp import RATE, Audio
 
 DEFAULT_MODEL = "gpt-realtime"
 PCM_RATE = 24_000
@@ -76,58 +74,14 @@ class RealtimeFault(RuntimeError):
 
 
 # -- audio -------------------------------------------------------------------------------------
-class Resampler:
-    """A streaming rational resampler (``up``/``down``), a windowed-sinc polyphase FIR.
-
-    Chunks of any size give the same samples as the whole signal at once (the filter's
-    history runs across chunks), so there is no click at a chunk edge. The filter's
-    delay is ``taps_per_phase / 2`` input samples; ``flush`` pushes it out with zeros.
-    """
-
-    def __init__(self, up: int, down: int, taps_per_phase: int = 24) -> None:
-        self.up, self.down, self.k = up, down, taps_per_phase
-        length = up * taps_per_phase
-        cutoff = 0.5 / max(up, down) * 0.92  # of the upsampled rate, a little inside Nyquist
-        n = np.arange(length) - (length - 1) / 2
-        h = 2 * cutoff * np.sinc(2 * cutoff * n) * np.blackman(length) * up
-        # phase p holds h[p], h[p+up], ...: the taps that meet real input samples
-        self._phases = h.reshape(taps_per_phase, up).T.copy()
-        self._history = np.zeros(taps_per_phase - 1)
-        self._consumed = 0  # input samples taken so far
-        self._made = 0  # output samples given so far
-
-    def __call__(self, samples: Audio) -> Audio:
-        x = np.concatenate([self._history, np.asarray(samples, dtype=float)])
-        total = self._consumed + len(samples)
-        # output m needs input floor(m*down/up) (and the k-1 before it)
-        last = (total * self.up - 1) // self.down if total else -1
-        m = np.arange(self._made, last + 1)
-        if len(m) == 0:
-            self._history = x[-(self.k - 1) :]
-            self._consumed = total
-            return np.zeros(0)
-        pos = m * self.down
-        base = pos // self.up - self._consumed + self.k - 1  # index into x
-        phase = pos % self.up
-        idx = base[:, None] - np.arange(self.k)[None, :]
-        out = np.einsum("ij,ij->i", x[idx], self._phases[phase])
-        self._made = int(last) + 1
-        self._history = x[-(self.k - 1) :]
-        self._consumed = total
-        return out
-
-    def flush(self) -> Audio:
-        return self(np.zeros(self.k))
-
-
 def pcm24_b64(audio16k: Audio, resampler: Resampler) -> str:
     """16 kHz float audio as Realtime's ``audio/pcm``: 24 kHz PCM16 LE, base64."""
-    return base64.b64encode(to_pcm16(resampler(audio16k)).astype("<i2").tobytes()).decode()
+    return base64.b64encode(pcm_bytes(resampler(audio16k))).decode()
 
 
 def b64_pcm(data: str) -> Audio:
     """Base64 PCM16 LE (any rate) as float audio."""
-    return from_pcm16(np.frombuffer(base64.b64decode(data), dtype="<i2"))
+    return pcm_audio(base64.b64decode(data))
 
 
 def realtime_tools(tools: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -196,9 +150,8 @@ class _Item:
 
     item_id: str
     response_id: str
-    resampler: Resampler = field(default_factory=lambda: Resampler(2, 3))
+    resampler: Resampler = field(default_factory=lambda: Resampler(PCM_RATE, RATE))
     received_24k: int = 0  # samples of 24 kHz audio received
-    played: int = 0  # 16 kHz samples played
     done: bool = False  # output_audio.done received
     dropped: bool = False
 
@@ -215,6 +168,7 @@ class RealtimeAgent:
     offline = False
     duplex = True
     vendor = "openai"
+    wall_clock = True  # the server hears the call in wall time: run.play paces this agent
 
     def __init__(
         self,
@@ -330,8 +284,8 @@ class RealtimeAgent:
         self.usage = RealtimeUsage()
         self.compute = BridgeCompute()
         self.log = []
-        self._up = Resampler(3, 2)
-        self._queue: deque[tuple[_Item, Audio]] = deque()  # (item, 16 kHz audio not yet played)
+        self._up = Resampler(RATE, PCM_RATE)
+        self._playback = Playback()  # the model's 16 kHz audio by item id, not yet played
         self._items: dict[str, _Item] = {}
         self._dropped_responses: set[str] = set()
         self._active: str | None = None  # the response running now
@@ -477,8 +431,9 @@ class RealtimeAgent:
                 f"the server started no response within {self.answer_timeout_s:g} s of being "
                 "asked for one"
             )
-        out = self._play(len(line_audio))
-        if self._ending and not self._queue and not self._pending and self._active is None:
+        out = self._playback.take(len(line_audio))
+        idle = not self._playback.pending and not self._pending and self._active is None
+        if self._ending and idle:
             actions.append(EndCall())
             self._ending = False
         return out, actions
@@ -524,9 +479,7 @@ class RealtimeAgent:
             item = self._items.get(event.get("item_id", ""))
             if item is not None and not item.dropped:
                 item.done = True
-                tail = item.resampler.flush()
-                if len(tail):
-                    self._queue.append((item, tail))
+                self._playback.push(item.resampler.flush(), item.item_id)
         elif kind == "response.output_audio_transcript.done":
             self._transcripts[event.get("item_id", "")] = event.get("transcript", "")
             self.log.append({"time_s": round(self.now_s, 3), "said": event.get("transcript", "")})
@@ -559,8 +512,7 @@ class RealtimeAgent:
         began = time.perf_counter()
         audio = item.resampler(pcm)
         self.compute.resample_s += time.perf_counter() - began
-        if len(audio):
-            self._queue.append((item, audio))
+        self._playback.push(audio, item_id)
 
     def _function_call(self, item: Mapping[str, Any], actions: list[Any]) -> None:
         call_id, name = item.get("call_id"), item.get("name")
@@ -639,24 +591,9 @@ class RealtimeAgent:
                 self._request_response()
 
     # -- playback ----------------------------------------------------------------------------
-    def _play(self, samples: int) -> Audio:
-        out = np.zeros(samples)
-        filled = 0
-        while filled < samples and self._queue:
-            item, audio = self._queue[0]
-            piece = audio[: samples - filled]
-            out[filled : filled + len(piece)] = piece
-            filled += len(piece)
-            item.played += len(piece)
-            if len(piece) == len(audio):
-                self._queue.popleft()
-            else:
-                self._queue[0] = (item, audio[len(piece) :])
-        return out
-
     @property
     def speaking(self) -> bool:
-        return bool(self._queue)
+        return self._playback.pending > 0
 
     def _barge_in(self) -> None:
         """The caller spoke over the agent: stop, drop what is buffered, and tell the server
@@ -665,18 +602,15 @@ class RealtimeAgent:
             active = self._active
             self._send("response.cancel", lambda c: c.response.cancel())
             self._dropped_responses.add(active)
-        if not self._queue:
+        if not self._playback.pending:
             return
-        unheard: list[_Item] = []
-        for item, _ in self._queue:
-            if all(seen is not item for seen in unheard):
-                unheard.append(item)
-        self._queue.clear()
-        for item in unheard:
+        for item_id in self._playback.clear():
+            item = self._items[str(item_id)]
             item.dropped = True
             self._dropped_responses.add(item.response_id)
             received_ms = item.received_24k * 1000 // PCM_RATE
-            played_ms = min(item.played * 1000 // RATE, received_ms)
+            played = self._playback.played_of.get(item_id, 0)
+            played_ms = min(played * 1000 // RATE, received_ms)
             if played_ms <= 0:
                 self._send(
                     "conversation.item.delete",
@@ -707,6 +641,5 @@ __all__ = [
     "RealtimeAgent",
     "RealtimeFault",
     "RealtimeUsage",
-    "Resampler",
     "realtime_tools",
 ]

@@ -84,7 +84,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-from vamos_env.channel.audio.dsp import RATE, resample
+from vamos_env.bridges.audio import Resampler, pcm_audio, pcm_bytes, resample_whole
+from vamos_env.channel.audio.dsp import RATE
 from vamos_env.testing.fake_gemini import _validate_tools, camel
 
 LIVE_PATH = re.compile(
@@ -298,12 +299,6 @@ def _rate(mime: str) -> int | None:
     return int(found.group(1)) if found else RATE
 
 
-def _pcm24(audio: np.ndarray) -> bytes:
-    """16 kHz float audio as 24 kHz little-endian PCM16 bytes."""
-    up = resample(audio, RATE, OUTPUT_RATE)
-    return np.clip(np.round(up * 32767.0), -32768, 32767).astype("<i2").tobytes()
-
-
 def _tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
@@ -356,6 +351,8 @@ class _Session:
         )
         self.agent: Any = None
         self.pending_audio = np.zeros(0)
+        self.heard: dict[int, Resampler] = {}  # by the client's rate: its audio to 16 kHz
+        self.voice = Resampler(RATE, OUTPUT_RATE)  # a frame agent's voice, as a stream
         self.frames: list[np.ndarray] = []
         self.texts: list[str] = []
         self.results: list[dict[str, Any]] = []
@@ -439,9 +436,11 @@ class _Session:
             return
         if text and self.transcribe_out:
             out.append({"serverContent": {"outputTranscription": {"text": text}}})
-        step = round(CHUNK_S * RATE)
-        for a in range(0, len(audio), step):
-            data = base64.b64encode(_pcm24(audio[a : a + step])).decode()
+        # an utterance whole (the filter's delay taken out); a frame agent's frames as a stream
+        wide = resample_whole(audio, RATE, OUTPUT_RATE) if text is not None else self.voice(audio)
+        step = round(CHUNK_S * OUTPUT_RATE)
+        for a in range(0, len(wide), step):
+            data = base64.b64encode(pcm_bytes(wide[a : a + step])).decode()
             part = {"inlineData": {"mimeType": f"audio/pcm;rate={OUTPUT_RATE}", "data": data}}
             out.append({"serverContent": {"modelTurn": {"parts": [part]}}})
 
@@ -563,9 +562,9 @@ class _Session:
                 raise Refused(
                     "Invalid value at 'realtime_input.audio.data' (TYPE_BYTES)."
                 ) from None
-            pcm = np.frombuffer(raw[: len(raw) // 2 * 2], dtype="<i2").astype(np.float64) / 32768.0
-            if rate != RATE:
-                pcm = resample(pcm, rate, RATE)
+            if rate not in self.heard:
+                self.heard[rate] = Resampler(rate, RATE)
+            pcm = self.heard[rate](pcm_audio(raw[: len(raw) // 2 * 2]))
             self.record.audio_in_s += len(pcm) / RATE
             joined = np.concatenate([self.pending_audio, pcm])
             whole = len(joined) // FRAME * FRAME

@@ -66,8 +66,9 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from vamos_env.actions import EndCall, ToolCallAction
-from vamos_env.bridges.realtime import PCM_RATE, Resampler, b64_pcm
-from vamos_env.channel.audio.dsp import RATE, to_pcm16
+from vamos_env.bridges.audio import Resampler, pcm_bytes, resample_whole
+from vamos_env.bridges.realtime import PCM_RATE, b64_pcm
+from vamos_env.channel.audio.dsp import RATE
 from vamos_env.duplex.cascade import CascadeAgent
 from vamos_env.duplex.engine import FRAME
 from vamos_env.duplex.hearing import Offset, Onset
@@ -262,7 +263,7 @@ class _Session:
             },
         }
         self.cascade: ServedCascade | None = None
-        self.resampler = Resampler(2, 3)
+        self.resampler = Resampler(PCM_RATE, RATE)
         self.pending16 = np.zeros(0)
         self.received_24k = 0
         self.buffer16: list[Any] = []  # audio since the last commit/clear (client turns)
@@ -954,11 +955,10 @@ class _Session:
         self.send("conversation.item.added", item=item, previous_item_id=previous)
         self.send("response.content_part.added", **base, part={"type": "audio", "transcript": ""})
         self.send("response.output_audio_transcript.delta", **base, delta=saying.text)
-        pcm = to_pcm16(Resampler(3, 2)(np.concatenate([saying.audio, np.zeros(48)])))
-        pcm = pcm[: round(len(saying.audio) * PCM_RATE / RATE)]
+        audio = resample_whole(saying.audio, RATE, PCM_RATE)
         step = PCM_RATE * DELTA_MS // 1000
-        for start in range(0, len(pcm), step):
-            chunk = pcm[start : start + step].astype("<i2").tobytes()
+        for start in range(0, len(audio), step):
+            chunk = pcm_bytes(audio[start : start + step])
             self.send("response.output_audio.delta", **base, delta=base64.b64encode(chunk).decode())
         self.send("response.output_audio.done", **base)
         self.send("response.output_audio_transcript.done", **base, transcript=saying.text)
@@ -972,7 +972,7 @@ class _Session:
         }
         self.items[item_id] = done
         self.order.append(item_id)
-        self.messages[item_id] = _Message(done, saying, len(pcm) * 1000 // PCM_RATE)
+        self.messages[item_id] = _Message(done, saying, len(audio) * 1000 // PCM_RATE)
         self.spoke = True
         self.send(
             "response.output_item.done", response_id=response.id, output_index=index, item=done

@@ -39,15 +39,8 @@ from typing import Any, Literal
 import numpy as np
 
 from vamos_env.actions import EndCall, ToolCallAction
-from vamos_env.bridges.mediastream import (
-    PCM_RATE,
-    TWILIO_RATE,
-    Resampler,
-    mulaw_audio,
-    mulaw_bytes,
-    pcm_audio,
-    pcm_bytes,
-)
+from vamos_env.bridges.audio import Resampler, mulaw_audio, mulaw_bytes, pcm_audio, pcm_bytes
+from vamos_env.bridges.mediastream import PCM_RATE, TWILIO_RATE
 from vamos_env.channel.audio.dsp import RATE, Audio
 from vamos_env.clients.config import ServiceEndpoints
 from vamos_env.duplex.engine import FRAME
