@@ -24,19 +24,8 @@ import pytest
 from websockets.sync.server import serve
 
 from vamos_env.actions import EndCall, ToolCallAction
-from vamos_env.bridges.mediastream import (
-    MULAW_FRAME_BYTES,
-    PCM_FRAME_BYTES,
-    AgentFault,
-    PCMStreamAgent,
-    Playback,
-    Resampler,
-    TwilioStreamAgent,
-    mulaw_audio,
-    mulaw_bytes,
-    pcm_audio,
-    pcm_bytes,
-)
+from vamos_env.bridges.audio import Resampler, mulaw_bytes, pcm_bytes
+from vamos_env.bridges.mediastream import AgentFault, PCMStreamAgent, TwilioStreamAgent
 from vamos_env.testing.voice_agent import VoiceAgentServer
 
 RATE = 16_000
@@ -51,60 +40,6 @@ def level_db(x: np.ndarray) -> float:
 def tone(seconds: float, hz: float = 1000.0, dbfs: float = -20.0, rate: int = RATE) -> np.ndarray:
     t = np.arange(round(seconds * rate)) / rate
     return np.sqrt(2) * 10 ** (dbfs / 20) * np.sin(2 * np.pi * hz * t)
-
-
-# -- audio framing -------------------------------------------------------------------------------
-@pytest.mark.parametrize("hz", [300.0, 1000.0, 3000.0])
-@pytest.mark.parametrize("dbfs", [-10.0, -30.0])
-def test_mulaw_round_trip_keeps_the_level(hz: float, dbfs: float) -> None:
-    signal = tone(1.0, hz, dbfs)
-    down, up = Resampler(RATE, 8000), Resampler(8000, RATE)
-    frames = [mulaw_bytes(down(signal[i : i + FRAME])) for i in range(0, len(signal), FRAME)]
-    assert {len(f) for f in frames} == {MULAW_FRAME_BYTES}
-    back = np.concatenate([up(mulaw_audio(f)) for f in frames])
-    assert len(back) == len(signal)
-    assert abs(level_db(back[1600:]) - dbfs) < 0.5
-
-
-def test_mulaw_band_limits_what_8_khz_cannot_carry() -> None:
-    high = tone(0.5, 6000.0, -10.0)
-    down = Resampler(RATE, 8000)
-    narrow = np.concatenate([down(high[i : i + FRAME]) for i in range(0, len(high), FRAME)])
-    assert level_db(narrow[800:]) < -50  # no alias of 6 kHz at 2 kHz
-
-
-def test_pcm_frames_are_960_bytes_and_keep_the_level() -> None:
-    signal = tone(1.0, 440.0, -20.0)
-    down, up = Resampler(RATE, 24000), Resampler(24000, RATE)
-    frames = [pcm_bytes(down(signal[i : i + FRAME])) for i in range(0, len(signal), FRAME)]
-    assert {len(f) for f in frames} == {PCM_FRAME_BYTES}
-    # Any chunking on the way back gives the same samples (the phase is the stream's).
-    joined = b"".join(frames)
-    odd_chunks = [joined[i : i + 1234] for i in range(0, len(joined), 1234)]
-    back = np.concatenate([up(pcm_audio(c)) for c in odd_chunks])
-    whole = Resampler(24000, RATE)(pcm_audio(joined))
-    assert np.allclose(back, whole)
-    assert abs(level_db(back[1600:]) - (-20.0)) < 0.3
-
-
-def test_playback_marks_wait_for_the_audio_before_them_and_clear_drops() -> None:
-    p = Playback()
-    p.mark("first")  # nothing queued before it: done at the next take
-    p.push(np.ones(500))
-    p.mark("second")
-    audio, done = p.take(320)
-    assert done == ["first"] and audio.sum() == 320
-    audio, done = p.take(320)
-    assert done == ["second"] and audio.sum() == 180
-    p.push(np.ones(1000))
-    p.mark("third")
-    p.push(np.ones(1000))
-    p.mark("fourth")
-    _, done = p.take(320)
-    assert done == []
-    assert p.clear() == ["third", "fourth"]
-    audio, done = p.take(320)
-    assert not audio.any() and done == [] and p.pending == 0
 
 
 # -- scripted agents on loopback -------------------------------------------------------------------
@@ -176,6 +111,10 @@ def twilio_media(sid: str, audio_16k: np.ndarray) -> str:
     narrow = Resampler(RATE, 8000)(audio_16k)
     payload = base64.b64encode(mulaw_bytes(narrow)).decode()
     return json.dumps({"event": "media", "streamSid": sid, "media": {"payload": payload}})
+
+
+def test_the_bridges_ask_to_be_paced_in_wall_time() -> None:
+    assert TwilioStreamAgent.wall_clock is True and PCMStreamAgent.wall_clock is True
 
 
 def test_twilio_start_media_and_sequence(agent: Callable[..., Agent]) -> None:

@@ -35,7 +35,7 @@ def realtime_local(**options: Any) -> Any:
     from vamos_env.testing.fake_realtime import FakeRealtimeServer
 
     server = FakeRealtimeServer().start()
-    agent = RealtimeAgent(base_url=server.base_url, api_key=server.api_key, **options)
+    agent: Any = RealtimeAgent(base_url=server.base_url, api_key=server.api_key, **options)
     agent.local_server = server
     return agent
 
@@ -46,7 +46,7 @@ def gemini_live_local(**options: Any) -> Any:
     from vamos_env.testing.fake_gemini_live import FakeGeminiLiveServer
 
     server = FakeGeminiLiveServer().start()
-    agent = GeminiLiveAgent(
+    agent: Any = GeminiLiveAgent(
         api_key=server.api_key,
         base_url=server.base_url,
         ssl_context=server.ssl_context(),
@@ -63,7 +63,7 @@ def twilio_stream_local(**options: Any) -> Any:
     from vamos_env.testing.voice_agent import VoiceAgentServer
 
     server = VoiceAgentServer("twilio").start()
-    agent = TwilioStreamAgent(server.url, **options)
+    agent: Any = TwilioStreamAgent(server.url, **options)
     agent.local_server = server
     return agent
 
@@ -78,15 +78,14 @@ def voice_ws_local(**options: Any) -> Any:
     root = f"http://127.0.0.1:{port}"
     environ = ServiceEndpoints(stripe_api_base=root, fineract_api_base=root).as_env()
     server = VoiceAgentServer("pcm", environ=environ).start()
-    agent = PCMStreamAgent(server.url, **options)
-    agent.twins_port = port
+    agent: Any = PCMStreamAgent(server.url, twins_port=port, **options)
     agent.local_server = server
     return agent
 
 
 for _factory in (realtime_local, gemini_live_local, twilio_stream_local, voice_ws_local):
-    _factory.offline = True  # type: ignore[attr-defined]  (no keys, no network)
-    _factory.duplex = True  # type: ignore[attr-defined]
+    setattr(_factory, "offline", True)  # no keys, no network  # noqa: B010
+    setattr(_factory, "duplex", True)  # noqa: B010
 
 __all__ = [
     "free_port",

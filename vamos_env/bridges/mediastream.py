@@ -30,8 +30,8 @@ an odd number of PCM bytes); the socket closed abnormally, or normally before th
 said anything; no audio from the agent within ``answer_timeout_s`` of the call's start; no
 message at all for ``idle_timeout_s``; more than ``MAX_AHEAD_S`` of audio queued.
 
-Resampling is numpy only: windowed-sinc FIR filters run as streams (the line's filter
-design, ``line.band_pass_taps``), zero-stuffing up and keeping every n-th sample down.
+The audio (resampling, mu-law and PCM16 bytes, the playback queue with its marks) is
+``vamos_env.bridges.audio``'s.
 """
 
 from __future__ import annotations
@@ -40,21 +40,26 @@ import base64
 import binascii
 import contextlib
 import json
-import math
 import os
 import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from vamos_env.bridges.audio import (
+    Playback,
+    Resampler,
+    mulaw_audio,
+    mulaw_bytes,
+    pcm_audio,
+    pcm_bytes,
+)
 from vamos_env.channel.audio.dsp import RATE, Audio
 from vamos_env.duplex.engine import FRAME
-from vamos_env.duplex.line import band_pass_taps, ulaw_decode, ulaw_encode
 
 TWILIO_RATE = 8_000
 PCM_RATE = 24_000
@@ -70,6 +75,7 @@ NORMAL_CLOSE = (1000, 1001)
 # Where the bridges find their agent when no URL is given (what a stack registry passes).
 TWILIO_URL_VARIABLE = "VAMOS_TWILIO_STREAM_URL"
 PCM_URL_VARIABLE = "VAMOS_VOICE_WS_URL"
+TWINS_PORT_VARIABLE = "VAMOS_TWINS_PORT"  # where each call's twins are served for WS /voice
 PCM_DEFAULT_URL = "ws://127.0.0.1:8008/voice"  # rory-agent's transports serve :8008
 
 Services = Mapping[str, str] | Callable[[Mapping[str, Any]], Mapping[str, str]] | None
@@ -77,126 +83,6 @@ Services = Mapping[str, str] | Callable[[Mapping[str, Any]], Mapping[str, str]] 
 
 class AgentFault(RuntimeError):
     """The outside agent broke its contract (or went away); the message says how."""
-
-
-# -- audio ------------------------------------------------------------------------------------
-class _Fir:
-    """An FIR filter over a stream: each call filters the next samples, history kept."""
-
-    def __init__(self, taps: Audio) -> None:
-        self.taps = taps
-        self._history = np.zeros(len(taps) - 1)
-
-    def __call__(self, samples: Audio) -> Audio:
-        joined = np.concatenate([self._history, samples])
-        self._history = joined[len(joined) - len(self._history) :]
-        return np.asarray(np.convolve(joined, self.taps, mode="valid"), dtype=np.float64)
-
-
-class Resampler:
-    """A rational resampler over a stream of float samples (any chunk sizes, in order).
-
-    Up by ``p``, a low-pass at 45% of the lower rate (run at ``p`` times the input rate,
-    gain ``p``), then every ``q``-th sample, counted over the whole stream so chunk edges
-    do not shift the phase."""
-
-    def __init__(self, rate_in: int, rate_out: int, taps_per_phase: int = 64) -> None:
-        g = math.gcd(rate_in, rate_out)
-        self.up, self.down = rate_out // g, rate_in // g
-        mid = rate_in * self.up
-        taps = 2 * taps_per_phase * max(self.up, self.down) + 1
-        cutoff = 0.45 * min(rate_in, rate_out)
-        self._fir = _Fir(self.up * band_pass_taps(0.0, cutoff, rate=mid, taps=taps))
-        self._position = 0  # samples of the upsampled stream so far
-
-    def __call__(self, samples: Audio) -> Audio:
-        samples = np.asarray(samples, dtype=np.float64)
-        if len(samples) == 0:
-            return np.zeros(0)
-        stuffed = np.zeros(len(samples) * self.up)
-        stuffed[:: self.up] = samples
-        filtered = self._fir(stuffed)
-        first = (-self._position) % self.down
-        self._position += len(filtered)
-        return filtered[first :: self.down]
-
-
-def _pcm16(audio: Audio) -> np.ndarray:
-    return np.clip(np.round(np.asarray(audio) * 32768.0), -32768, 32767).astype(np.int16)
-
-
-def mulaw_bytes(audio_8k: Audio) -> bytes:
-    """8 kHz float samples as G.711 mu-law bytes."""
-    return ulaw_encode(_pcm16(audio_8k)).tobytes()
-
-
-def mulaw_audio(codes: bytes) -> Audio:
-    """G.711 mu-law bytes as 8 kHz float samples."""
-    return ulaw_decode(np.frombuffer(codes, dtype=np.uint8)).astype(np.float64) / 32768.0
-
-
-def pcm_bytes(audio: Audio) -> bytes:
-    """Float samples as PCM16 little-endian bytes."""
-    return _pcm16(audio).astype("<i2").tobytes()
-
-
-def pcm_audio(data: bytes) -> Audio:
-    """PCM16 little-endian bytes (an even count) as float samples."""
-    return np.frombuffer(data, dtype="<i2").astype(np.float64) / 32768.0
-
-
-class Playback:
-    """The agent's audio waiting to be played, at 16 kHz, with the marks queued after it.
-
-    Positions count samples over the whole call: a mark sits at the number of samples
-    queued before it and is done once playback has passed that point (or a clear drops
-    the audio before it)."""
-
-    def __init__(self) -> None:
-        self._chunks: deque[Audio] = deque()
-        self.queued = 0  # samples ever queued (dropped ones included)
-        self.played = 0  # samples played or dropped
-        self._marks: deque[tuple[int, str]] = deque()
-
-    @property
-    def pending(self) -> int:
-        return self.queued - self.played
-
-    def push(self, audio: Audio) -> None:
-        if len(audio):
-            self._chunks.append(np.asarray(audio, dtype=np.float64))
-            self.queued += len(audio)
-
-    def mark(self, name: str) -> None:
-        self._marks.append((self.queued, name))
-
-    def take(self, samples: int) -> tuple[Audio, list[str]]:
-        """The next ``samples`` of audio (silence where none is queued) and the marks now done."""
-        out = np.zeros(samples)
-        filled = 0
-        while filled < samples and self._chunks:
-            chunk = self._chunks[0]
-            piece = chunk[: samples - filled]
-            out[filled : filled + len(piece)] = piece
-            filled += len(piece)
-            if len(piece) == len(chunk):
-                self._chunks.popleft()
-            else:
-                self._chunks[0] = chunk[len(piece) :]
-        self.played += filled
-        return out, self._done()
-
-    def clear(self) -> list[str]:
-        """Drop the unplayed audio; every pending mark is done."""
-        self._chunks.clear()
-        self.played = self.queued
-        return self._done()
-
-    def _done(self) -> list[str]:
-        done = []
-        while self._marks and self._marks[0][0] <= self.played:
-            done.append(self._marks.popleft()[1])
-        return done
 
 
 # -- the bridges --------------------------------------------------------------------------------
@@ -217,6 +103,10 @@ class _StreamAgent:
 
     offline = False  # needs an outside agent listening at its URL
     duplex = True
+    # The agent runs its own tools: run.play has the call's twins served to it and the
+    # grader rebuilds its trace from their request log (vamos_env.bridges.trace).
+    outside_tools = True
+    twins_port = 0  # serve each call's twins on this port (0: a free one per call)
     url_variable = ""
     default_url: str | None = None
     protocol = ""
@@ -331,7 +221,8 @@ class _StreamAgent:
             # The engine runs actions before the step's frames: hang up only in a step that
             # has nothing left to play.
             empty = self.playback.pending == 0
-            out, done = self.playback.take(len(line_audio))
+            out = self.playback.take(len(line_audio))
+            done = self.playback.marks_done()
         if done and not closed:
             for name in done:
                 self._echo_mark(name)
@@ -494,6 +385,7 @@ class TwilioStreamAgent(_StreamAgent):
 
     url_variable = TWILIO_URL_VARIABLE
     protocol = "twilio"
+    wall_clock = True  # the agent hears the call in wall time: run.play paces this agent
 
     def _open_call(self, info: Mapping[str, Any]) -> None:
         self.custom_parameters = service_variables(self.services, info)
@@ -617,8 +509,9 @@ class TwilioStreamAgent(_StreamAgent):
             self.playback.mark(name)
             self._state.events.append({"mark": name})
         else:
-            done = self.playback.clear()
-            self._up = Resampler(TWILIO_RATE, RATE)
+            self.playback.clear()
+            done = self.playback.marks_done()
+            self._up.reset()
             self._state.events.append({"clear": len(done)})
             # Pending marks come back at once (sent by step, the only thread that sends).
             self._cleared_marks.extend(done)
@@ -641,11 +534,29 @@ class TwilioStreamAgent(_StreamAgent):
 
 
 class PCMStreamAgent(_StreamAgent):
-    """An agent behind rory-agent's ``WS /voice``: PCM16 LE mono 24 kHz both ways."""
+    """An agent behind rory-agent's ``WS /voice``: PCM16 LE mono 24 kHz both ways.
+
+    Such an agent reads its service variables once, when it starts, so each call's twins
+    are served at one fixed address: ``twins_port`` (or ``VAMOS_TWINS_PORT``); start the
+    agent with ``STRIPE_API_BASE`` and ``FINERACT_API_BASE`` at ``http://127.0.0.1:PORT``.
+    """
 
     url_variable = PCM_URL_VARIABLE
     default_url = PCM_DEFAULT_URL
     protocol = "pcm"
+    wall_clock = True  # the agent hears the call in wall time: run.play paces this agent
+
+    def __init__(self, url: str | None = None, *, twins_port: int | None = None, **kw: Any) -> None:
+        super().__init__(url, **kw)
+        port = twins_port if twins_port is not None else os.environ.get(TWINS_PORT_VARIABLE, "0")
+        try:
+            self.twins_port = int(port)
+        except ValueError:
+            raise ValueError(
+                f"{TWINS_PORT_VARIABLE}: expected a port number, got {port!r}"
+            ) from None
+        if not 0 <= self.twins_port <= 65535:
+            raise ValueError(f"twins_port: expected 0 to 65535, got {self.twins_port}")
 
     def _open_call(self, info: Mapping[str, Any]) -> None:
         self._down = Resampler(RATE, PCM_RATE)  # 16 kHz line -> 24 kHz
@@ -673,12 +584,6 @@ __all__ = [
     "PCM_FRAME_BYTES",
     "AgentFault",
     "PCMStreamAgent",
-    "Playback",
-    "Resampler",
     "TwilioStreamAgent",
-    "mulaw_audio",
-    "mulaw_bytes",
-    "pcm_audio",
-    "pcm_bytes",
     "service_variables",
 ]
