@@ -561,6 +561,7 @@ def _first_exam_task() -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.bridge_call
 @pytest.mark.audio
 def test_a_whole_exam_call_through_the_bridge_and_the_fake_server() -> None:
     """The local voice stack behind the Live wire, the bridge in the call, paced at wall time."""

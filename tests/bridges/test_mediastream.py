@@ -438,44 +438,6 @@ def _audio_missing() -> str | None:
 needs_audio = pytest.mark.skipif(_audio_missing() is not None, reason=str(_audio_missing()))
 
 
-class EpisodeTwins:
-    """Serve the env's current call's twins on loopback (until ``bridges.served`` lands):
-    one server whose routes follow the env's episode, so its URLs hold across calls."""
-
-    def __init__(self, env: Any) -> None:
-        from vamos_env.envs.energy.seed import default_snapshot
-        from vamos_env.twins.serve import TwinServer
-
-        self.env = env
-        placeholder = default_snapshot().clone()
-        self.server = TwinServer(placeholder.billing, placeholder.loans).start()
-        self.requests: list[tuple[str, str]] = []
-        handle = self.server.handle
-
-        def recorded(request: Any) -> Any:
-            self.requests.append((request.method, request.path))
-            return handle(request)
-
-        self.server.handle = recorded  # type: ignore[method-assign]
-
-    @property
-    def variables(self) -> dict[str, str]:
-        from vamos_env.clients.config import ServiceEndpoints
-
-        base = self.server.base_url
-        return ServiceEndpoints(base, fineract_api_base=base).as_env()
-
-    def mount(self, info: Any = None) -> dict[str, str]:
-        """The env's twins for this call behind the server (called at the bridge's reset)."""
-        twins = self.env._twins
-        self.server.billing, self.server.loans = twins.billing, twins.loans
-        self.requests.clear()
-        return self.variables
-
-    def stop(self) -> None:
-        self.server.stop()
-
-
 EXAM_CALL = {"persona": "calm", "background": "clean"}
 
 
@@ -567,72 +529,75 @@ MINIMAL_CLIENT = textwrap.dedent(
 @needs_audio
 @pytest.mark.audio
 def test_a_minimal_rory_style_client_is_evaluated_unchanged(duplex_env: Any, tmp_path: Any) -> None:
-    """The published agents' contract: services from the environment, WS /voice, PCM 24 kHz."""
+    """The published agents' contract: a client started with the service variables in its
+    environment (read once), serving WS /voice at PCM 24 kHz; each call's own twins are
+    served at that fixed address and its requests land in the call's request log."""
     import os
 
+    from vamos_env.bridges.local import free_port
+    from vamos_env.clients.config import ServiceEndpoints
     from vamos_env.duplex.run import play
 
-    served = EpisodeTwins(duplex_env)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port, twins_port = free_port(), free_port()
+    root = f"http://127.0.0.1:{twins_port}"
     script = tmp_path / "minimal_client.py"
     script.write_text(MINIMAL_CLIENT)
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("STRIPE_", "FINERACT_"))
     }
-    environment |= served.variables
+    environment |= ServiceEndpoints(root, fineract_api_base=root).as_env()
     client = subprocess.Popen(
         [sys.executable, str(script), str(port)], env=environment, stdout=subprocess.PIPE, text=True
     )
     try:
         assert client.stdout is not None and client.stdout.readline().strip() == "ready"
-        bridge = PCMStreamAgent(f"ws://127.0.0.1:{port}/voice", services=served.mount)
+        bridge = PCMStreamAgent(f"ws://127.0.0.1:{port}/voice", twins_port=twins_port)
         options = {"task_id": first_exam_task()["task_id"], **EXAM_CALL}
-        played = play(duplex_env, bridge, seed=0, options=options, pace=True, timeout_s=60)
-        bridge.close()
+        played = play(duplex_env, bridge, seed=0, options=options, timeout_s=60)
     finally:
         client.terminate()
         client.wait(timeout=10)
-        served.stop()
     assert played.agent_fault is None, played.agent_fault
     assert played.final["end_reason"] == "end_call"
-    assert ("GET", "/v1/customers") in served.requests
-    assert ("GET", "/fineract-provider/api/v1/clients") in served.requests
+    assert played.info["services"]["STRIPE_API_BASE"] == root
+    # Its two unverified reads (customers, clients), one burst: an account read outside the gate.
+    rebuilt = played.final["duplex"]["outside_trace"]
+    assert [(e["tool"], len(e["requests"]), e["verified"]) for e in rebuilt] == [
+        ("read_account", 2, False)
+    ]
     assert 1.0 <= played.final["duplex"]["metrics"]["audio_out_s"] <= 1.5
-    assert "verdict" in played.final
+    assert played.final["reward"] == 0.0
 
 
-def _whole_call(duplex_env: Any, mode: str) -> tuple[Any, Any]:
+def _whole_call(mode: str) -> tuple[Any, Any]:
+    from vamos_env.bridges.local import twilio_stream_local, voice_ws_local
+    from vamos_env.duplex.env import VamosEnergyDuplexEnv
     from vamos_env.duplex.run import play
 
-    served = EpisodeTwins(duplex_env)
     options = {"task_id": first_exam_task()["task_id"], **EXAM_CALL}
-    server = VoiceAgentServer(mode, environ=served.variables if mode == "pcm" else {}).start()  # type: ignore[arg-type]
+    bridge = twilio_stream_local() if mode == "twilio" else voice_ws_local()
     try:
-        if mode == "twilio":
-            bridge: Any = TwilioStreamAgent(server.url, services=served.mount)
-        else:
-            bridge = PCMStreamAgent(server.url, services=served.mount)
-        played = play(duplex_env, bridge, seed=0, options=options, pace=True, timeout_s=600)
-        bridge.close()
-        time.sleep(0.5)
+        played = play(VamosEnergyDuplexEnv("exam"), bridge, seed=0, options=options, timeout_s=600)
     finally:
-        server.stop()
-        served.stop()
+        bridge.local_server.stop()
     print(f"\n{mode} bridge:", json.dumps(_summary(played)))
-    print(f"{mode} agent record:", server.calls[0].tool_calls, server.calls[0].ended)
-    return played, server.calls[0]
+    print(f"{mode} agent record:", bridge.local_server.calls[0].tool_calls)
+    return played, bridge.local_server.calls[0]
 
 
 @needs_audio
 @pytest.mark.audio
 @pytest.mark.slow
+@pytest.mark.bridge_call
 @pytest.mark.parametrize("mode", ["twilio", "pcm"])
-def test_a_whole_exam_call_through_the_bridge(duplex_env: Any, mode: str) -> None:
-    played, record = _whole_call(duplex_env, mode)
+def test_a_whole_exam_call_through_the_bridge(mode: str) -> None:
+    """The cascade as an outside agent, its tools over HTTP against the call's served twins:
+    the trace rebuilt from their log grades it as the in-process cascade is graded (1.0)."""
+    played, record = _whole_call(mode)
     assert played.agent_fault is None, played.agent_fault
     assert record.tool_calls, "the outside agent made no tool call"
     assert record.tool_calls[0]["name"] == "verify_caller"
-    # Its writes reached the call's own twins: the ledgers see what it did.
+    rebuilt = played.final["duplex"]["outside_trace"]
+    assert rebuilt[0]["tool"] == "verify_caller" and rebuilt[0]["outcome"] == "succeeded"
     assert played.final["end_reason"] in ("end_call", "hang_up", "transfer")
+    assert played.final["reward"] == 1.0, played.final["verdict"]

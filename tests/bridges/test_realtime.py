@@ -353,6 +353,7 @@ def first_exam_task() -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.bridge_call
 @pytest.mark.audio
 @needs_audio
 def test_a_whole_exam_call_through_the_bridge_matches_the_cascade() -> None:
