@@ -68,6 +68,7 @@ from typing import Any, Literal
 from vamos_env.bridges.served import LoggedRequest
 from vamos_env.clock import from_unix
 from vamos_env.envs.energy.tools.verification import name_parts, soundex
+from vamos_env.grading.ledger import customer_with_number
 from vamos_env.speech import find_amounts, find_digit_strings
 from vamos_env.twins.telephony import read_twiml
 from vamos_env.types import ToolCall, ToolResult
@@ -136,14 +137,7 @@ class CallerIdentity:
     def from_twins(cls, twins: Any, account_number: str) -> CallerIdentity | None:
         """Read from a call's (pristine) twins, as the ledger reads account data."""
         billing = twins.billing.state
-        customer = next(
-            (
-                c
-                for c in billing.customers.values()
-                if (c.get("metadata") or {}).get("account_number") == account_number
-            ),
-            None,
-        )
+        customer = customer_with_number(billing, account_number)
         if customer is None:
             return None
         cid = str(customer["id"])

@@ -351,6 +351,18 @@ _CHARGE_LABELS = {
 }
 
 
+def customer_with_number(billing: Any, account_number: str) -> dict[str, Any] | None:
+    """The billing customer whose ``metadata['account_number']`` is ``account_number``."""
+    return next(
+        (
+            c
+            for c in billing.customers.values()
+            if (c.get("metadata") or {}).get("account_number") == account_number
+        ),
+        None,
+    )
+
+
 def account_data(twins: Twins, account_number: str) -> AccountData | None:
     """The account's data as the ledger holds it (read from the pristine clone at reset).
 
@@ -360,14 +372,7 @@ def account_data(twins: Twins, account_number: str) -> AccountData | None:
     the identity of the records it was read from.
     """
     billing = twins.billing.state
-    customer = next(
-        (
-            c
-            for c in billing.customers.values()
-            if (c.get("metadata") or {}).get("account_number") == account_number
-        ),
-        None,
-    )
+    customer = customer_with_number(billing, account_number)
     if customer is None:
         return None
     cid = str(customer["id"])
