@@ -88,3 +88,66 @@ def test_line_names() -> None:
     )
     with pytest.raises(ValueError, match="expected one of"):
         line_condition("satellite")
+
+
+def _onsets(heard: np.ndarray, settings: object) -> list[float]:
+    from vamos_env.duplex.hearing import Onset, StreamingDetector
+
+    detector = StreamingDetector(settings)  # type: ignore[arg-type]
+    events = [e for i in range(0, len(heard), FRAME) for e in detector.feed(heard[i : i + FRAME])]
+    return [e.start / RATE for e in events if isinstance(e, Onset)]
+
+
+@pytest.mark.audio
+@pytest.mark.parametrize("name", ["narrowband", "g711", "g711-loss2"])
+@pytest.mark.parametrize("persona", ["calm", "angry", "sceptic"])
+def test_a_listener_on_a_band_limited_line_hears_every_turn(name: str, persona: str) -> None:
+    """A sentence, then short replies ("Yes.", "No, that's not right."), in each caller's
+    voice down a telephone-band line: the line's detector finds every one, each within
+    the recogniser's pre-roll (1 s) of where a wideband listener finds it; the wideband
+    detector on the same line misses replies (the faster-whisper export of Silero scores
+    telephone-band speech low)."""
+    from vamos_env.channel.audio import engines
+    from vamos_env.channel.audio.vad import DetectorSettings
+
+    voice = engines.voice_for(persona)
+    turns = [
+        "My account number is four nine four four, two nine eight seven five.",
+        "Yes.",
+        "No, that's not right.",
+        "Yes, correct.",
+    ]
+    gap = np.zeros(2 * RATE)
+    pieces = [np.zeros(RATE)]
+    for text in turns:
+        speech = engines.synthesize(text, voice)
+        pieces += [0.1 * speech / np.sqrt(np.mean(speech[np.abs(speech) > 0.01] ** 2)), gap]
+    audio = np.concatenate(pieces)
+    audio = audio[: len(audio) // FRAME * FRAME]
+    wide = _onsets(
+        _through(Line(line_condition("wideband"), np.random.default_rng(3)), audio),
+        DetectorSettings(),
+    )
+    assert len(wide) == len(turns)
+    condition = line_condition(name)
+    heard = _through(Line(condition, np.random.default_rng(3)), audio)
+    found = _onsets(heard, condition.detector_settings())
+    assert len(found) == len(turns), (found, wide)
+    assert max(abs(a - b) for a, b in zip(found, wide, strict=True)) < 1.0, (found, wide)
+    assert len(_onsets(heard, DetectorSettings())) < len(turns)  # what the model is for
+
+
+def test_detector_settings_follow_the_line() -> None:
+    from vamos_env.channel.audio.vad import DetectorSettings
+
+    assert line_condition("wideband").detector_settings() == DetectorSettings()
+    assert line_condition("wideband-loss5").detector_settings().model == "faster-whisper"
+    for name in ("narrowband", "g711", "g711-loss2"):
+        tuned = line_condition(name).detector_settings()
+        assert tuned.model == "silero-release"
+        assert tuned.confidence == DetectorSettings().confidence
+    stricter = DetectorSettings(confidence=0.8, stop_s=1.0)
+    tuned = line_condition("g711").detector_settings(stricter)
+    assert (tuned.confidence, tuned.stop_s, tuned.model) == (0.8, 1.0, "silero-release")
+    with pytest.raises(ValueError, match="detector model"):
+        DetectorSettings(model="webrtc")  # type: ignore[arg-type]

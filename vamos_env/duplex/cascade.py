@@ -1,7 +1,8 @@
 """``cascade``: the local voice stack, ears, a text agent and a voice, on a duplex line.
 
 It hears the line with the audio channel's detector run as a stream (Silero behind the
-loudness gate, Pipecat's defaults), and its end-of-turn rule is the detector's stop:
+loudness gate, Pipecat's defaults; on a band-limited line Silero's release model, as the
+line's ``detector_settings`` say), and its end-of-turn rule is the detector's stop:
 ``stop_s`` (0.8 s) without voiced windows ends the caller's turn. Whisper tiny.en
 recognises the turn (1.0 s of pre-roll, as the audio channel gives it); a turn with no
 words is dropped. A text agent of the registry makes the decisions (``reference`` by
@@ -34,6 +35,7 @@ from vamos_env.channel.audio.dsp import RATE, Audio, active_rms
 from vamos_env.channel.audio.vad import DetectorSettings
 from vamos_env.duplex.engine import FRAME, Recognise, Synthesize, _Tape, tool_observation
 from vamos_env.duplex.hearing import Offset, Onset, StreamingDetector
+from vamos_env.duplex.line import line_condition
 from vamos_env.speech import find_money, render
 
 AGENT_VOICE = engines.Voice()
@@ -151,7 +153,10 @@ class CascadeAgent:
                 self._agent = make_agent(self.inner)
             self._agent.reset(info)
         self._info = dict(info)
-        self.ears = StreamingDetector(self.settings)
+        # A deployed stack is told its line (Twilio's start message names mu-law at 8 kHz)
+        # and tunes its detector to it; the line's name is in the call's info.
+        line = line_condition(str(info.get("line") or "wideband"))
+        self.ears = StreamingDetector(line.detector_settings(self.settings))
         self.tape = _Tape()
         self.sample = 0
         self._queue: list[_Saying] = []

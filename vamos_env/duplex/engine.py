@@ -213,7 +213,7 @@ class DuplexCall:
         self._dither_rng = dither_rng
         self.line_to_agent = Line(line, down_rng)
         self.line_to_caller = Line(line, up_rng)
-        self.hearing = StreamingDetector(DetectorSettings())
+        self.hearing = StreamingDetector(line.detector_settings())
         self.sample = 0
         self.events: list[Event] = []
         self.end_reason: str | None = None

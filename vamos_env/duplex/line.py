@@ -4,13 +4,27 @@ A ``LineCondition`` is named in the casting and the run manifest; ``Line`` appli
 to a stream of 20 ms frames (16 kHz float in, 16 kHz float out), frame by frame, so the
 duplex engine can put it between the caller's room and the agent and back:
 
-- **band-limiting** to the telephone band, 300-3400 Hz: a 129-tap windowed-sinc FIR
-  filter run as a stream (its history carries across frames; 4 ms of delay);
+- **band-limiting** to the telephone band as ITU-T G.712 draws a PCM channel's mask:
+  flat from 300 to 3400 Hz (within 0.1 dB), mains hum at 50/60 Hz and everything from
+  4 kHz up more than 55 dB down. A 257-tap windowed-sinc FIR band-pass, its 6 dB
+  points at 200 and 3500 Hz, run as a stream (its history carries across frames; 8 ms
+  of delay). A filter whose 6 dB points sit at 300 and 3400 Hz would take a further
+  6 dB off both ends of the band the standard keeps flat;
 - **G.711 mu-law at 8 kHz**: band-limited, decimated to 8 kHz, each sample encoded to
   the 8-bit G.711 code and decoded back (the segmented mu-law of ITU-T G.711, bias 132,
   as telephone networks and Twilio carry it), then interpolated back to 16 kHz;
 - **frame loss**: each 20 ms frame is lost with probability ``loss``, drawn from the
   line's own seeded generator, and replaced by silence (no concealment).
+
+A band-limited line also changes how a speech detector hears it. The faster-whisper
+export of Silero that the audio channel uses scores telephone-band speech far lower than
+the same speech at full band: on a G.711 line it finds 64% of the speech windows at its
+0.7 confidence (98% on a wideband one) and short replies ("Yes.", "No.") not at all, so
+a listener with it misses whole turns. ``LineCondition.detector_settings`` is the
+detector a listener on the line uses: on a band-limited line, Silero's release model
+(``DetectorSettings.model`` ``"silero-release"``, the file Pipecat bundles for telephony),
+which finds 95% at the same confidence, short replies included
+(``benchmarks/line_detector.py`` measures both, with how often each room alone passes).
 
 Only numpy: Python's ``audioop`` (which has ``lin2ulaw``) is deprecated in 3.11 and gone
 in 3.13, and the codec is a formula.
@@ -19,15 +33,16 @@ in 3.13, and the codec is a formula.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from vamos_env.channel.audio.dsp import RATE, Audio
+from vamos_env.channel.audio.vad import DetectorSettings
 
-BAND_HZ = (300.0, 3400.0)
-TAPS = 129
+BAND_HZ = (200.0, 3500.0)  # the filter's 6 dB points; flat over 300-3400 Hz
+TAPS = 257
 _BIAS = 0x21  # 132 in 16-bit terms, as the 14-bit coder adds it
 _CLIP = 8159
 
@@ -103,6 +118,17 @@ class LineCondition:
     @property
     def identity(self) -> bool:
         return self.codec == "pcm16" and not self.band_limited and self.loss == 0.0
+
+    @property
+    def narrow(self) -> bool:
+        """Whether the line carries only the telephone band."""
+        return self.band_limited or self.codec == "mulaw"
+
+    def detector_settings(self, settings: DetectorSettings | None = None) -> DetectorSettings:
+        """``settings`` (the wideband defaults when ``None``) as a listener on this line
+        uses them: on a band-limited line, with Silero's release model."""
+        settings = settings or DetectorSettings()
+        return replace(settings, model="silero-release") if self.narrow else settings
 
 
 LINES: dict[str, LineCondition] = {

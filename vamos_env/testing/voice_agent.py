@@ -186,7 +186,9 @@ class VoiceAgentServer:
         self.stop()
 
     # -- one connection ---------------------------------------------------------------------
-    def _make_call(self, variables: Mapping[str, str], record: CallRecord) -> _Call:
+    def _make_call(
+        self, variables: Mapping[str, str], record: CallRecord, line: str | None = None
+    ) -> _Call:
         endpoints = ServiceEndpoints.from_env(variables)
         record.services = {
             "STRIPE_API_BASE": endpoints.stripe_api_base,
@@ -198,7 +200,10 @@ class VoiceAgentServer:
             from vamos_env.duplex.cascade import CascadeAgent
 
             cascade = CascadeAgent()
-        return _Call(endpoints, cascade, self.info or default_info(), record)
+        info = dict(self.info or default_info())
+        if line is not None:
+            info["line"] = line
+        return _Call(endpoints, cascade, info, record)
 
     def _handle(self, ws: Any) -> None:
         record = CallRecord(self.mode)
@@ -236,7 +241,11 @@ class VoiceAgentServer:
                 stream_sid = start["streamSid"]
                 params = dict(start.get("customParameters") or {})
                 variables = params if params.get("STRIPE_API_BASE") else self._variables()
-                call = self._make_call(variables, record)
+                # The stream says its audio is G.711 mu-law at 8 kHz: the agent hears a
+                # telephone line and takes the detector for one (duplex/line.py).
+                media = start.get("mediaFormat") or {}
+                narrow = media.get("encoding") == "audio/x-mulaw"
+                call = self._make_call(variables, record, line="g711" if narrow else None)
             elif kind == "media" and call is not None:
                 audio = heard(mulaw_audio(base64.b64decode(event["media"]["payload"])))
                 for out, cut, finished in call.feed(audio):

