@@ -109,6 +109,19 @@ def test_corrects_wrong_read_backs(tasks) -> None:
     assert "15213" in postal.text
 
 
+def test_a_garbled_account_read_back_is_not_taken_for_the_second_factor(tasks) -> None:
+    """The ear turned "eight" into "a": "4417-90a81" is heard as two digit groups, and the
+    six digits before the letter are the account's own, not a wrong postal code."""
+    caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
+    caller.open()
+    reply = caller.hear("To confirm: account 4417-90a81, name Dana Whitfield. Is that right?")
+    assert "15213" not in reply.text
+    assert acts(caller)[-1] == "readback_right" and "yes" in reply.text.lower()
+    # Digits that are no part of the account are still checked against the factor.
+    wrong = caller.hear("To confirm: account 4417-90781, postal code 15214. Is that right?")
+    assert "15213" in wrong.text and acts(caller)[-1] == "readback_wrong"
+
+
 def test_a_name_read_back_with_no_part_right_is_wrong(tasks) -> None:
     caller = ScriptedCaller(tasks["t-balance-pay"], rng=0)
     caller.open()

@@ -509,6 +509,16 @@ class ScriptedCaller:
                 compared = True
                 if digits != account_digits:
                     return self.brief.account_number, True
+            elif (
+                len(digits) >= 3
+                and digits in account_digits
+                and digits != _digits(factor.value)
+                and "account" in asked.text.lower()
+            ):
+                # A piece of its account number read back, the rest lost to the ear
+                # ("account 4944-29a75" for "nine eight seven"): what it heard agrees, and
+                # it is no second factor to correct ("No, it's 4242").
+                compared = True
             elif factor.kind != "last_bill_amount" and len(digits) >= 3:
                 compared = True
                 if digits != factor.value:
