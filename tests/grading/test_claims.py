@@ -181,6 +181,28 @@ def test_negation_stays_in_its_clause() -> None:
     assert len(clauses("That's two hundred and fourteen dollars and seven cents.")) == 1
 
 
+# A recogniser's words often come without punctuation, so two sentences arrive as one
+# clause: a negator of the first must not reach a form of the second.
+UNPUNCTUATED = [
+    ("you have no balance every bill is paid in full", "owes_money", False),
+    ("there's no outstanding balance your account is in good standing", "owes_money", False),
+    ("i can't see any balance every bill is paid", "owes_money", False),
+    ("you owe nothing every bill is paid", "owes_money", False),
+    ("your balance is zero all your bills are paid", "owes_money", False),
+    ("nothing is overdue you're up to date", "past_due", False),
+    ("the reading wasn't estimated it was an actual reading", "estimated_read", False),
+    ("you owe two hundred dollars it is not paid in full", "owes_money", True),
+    ("it is not true that every bill is paid", "owes_money", True),
+]
+
+
+@pytest.mark.parametrize(("text", "predicate", "expected"), UNPUNCTUATED)
+def test_a_negator_reaches_the_next_form_not_past_it(
+    text: str, predicate: str, expected: bool
+) -> None:
+    assert verdict(text, predicate) is expected
+
+
 def test_propositions_name_the_catalogue_topics() -> None:
     from vamos_env.envs.energy.tasks import catalogue
 

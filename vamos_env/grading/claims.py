@@ -30,6 +30,7 @@ from vamos_env.grading.clauses import Clause, clauses, compile_forms, shared
 from vamos_env.speech import normalise
 
 _NIL_AFTER = frozenset({"nothing", "zero", "none", "no", "0", "0.00", "nil"})
+_COORDINATORS = frozenset({"or", "nor", "and", "any", "an", "a"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,25 +277,45 @@ def _claim(clause: Clause, spec: Predicate) -> Claim | None:
     joined = clause.joined()
     if spec.blockers and compile_forms(spec.blockers).search(joined):
         return None
-    verdicts: list[tuple[bool, bool, str]] = []  # (holds, from an opposite form, words)
+    spans: list[tuple[int, int, bool, str]] = []  # (first word, end, opposite, words)
     for opposite, forms in ((False, spec.forms), (True, spec.opposite)):
         if not forms:
             continue
         for match in compile_forms(forms).finditer(joined):
             first = clause.word_at(match.start())
             last = clause.word_at(max(match.start(), match.end() - 1)) + 1
-            # A form never holds a negator itself, so one inside it counts ("have no
-            # income"); an opposite form may ("no down payment"), so only those before it.
-            upto = first if opposite or not spec.inner_negation else last
-            negations = clause.negations_before(upto)
-            if spec.quantity and not opposite:
-                negations += any(w in _NIL_AFTER for w in clause.words[last:])
-            holds = (not opposite) != (negations % 2 == 1)
-            verdicts.append((holds, opposite, match.group(0)))
+            spans.append((first, last, opposite, match.group(0)))
+    spans.sort()
+    verdicts: list[tuple[bool, bool, str]] = []  # (holds, from an opposite form, words)
+    # A negator reaches the next form of the predicate, not past it: in "you have no
+    # balance every bill is paid in full" (a recogniser's words, with no colon to split
+    # the clause) the "no" is the balance's, and the bills are paid. Forms joined by a
+    # coordinator share it ("no balance or amount due").
+    scope, carried = 0, 0
+    for first, last, opposite, words in spans:
+        # A form never holds a negator itself, so one inside it counts ("have no
+        # income"); an opposite form may ("no down payment"), so only those before it.
+        upto = first if opposite or not spec.inner_negation else last
+        gap = clause.words[scope:first]
+        if verdicts and gap and all(w in _COORDINATORS for w in gap):
+            negations = carried
+        else:
+            negations = clause.negations_before(upto, start=min(scope, upto))
+        carried = negations
+        scope = max(scope, last)
+        if spec.quantity and not opposite:
+            following = [f for f, _, _, _ in spans if f >= last]
+            after = clause.words[last : min(following, default=len(clause.words))]
+            nil = next((i for i, w in enumerate(after) if w in _NIL_AFTER), None)
+            if nil is not None:  # "you owe nothing": the nil word is the form's
+                negations += 1
+                scope = max(scope, last + nil + 1)
+        holds = (not opposite) != (negations % 2 == 1)
+        verdicts.append((holds, opposite, words))
     if not verdicts:
         return None
     if len({v[0] for v in verdicts}) > 1:
-        decided = next(v for v in verdicts if v[1])
+        decided = next((v for v in verdicts if v[1]), verdicts[-1])
     else:
         decided = verdicts[-1]
     if decided[0] and not spec.factual and clause.conditional:

@@ -189,11 +189,12 @@ class Clause:
         starts = _joined(self.words)[1]
         return max(0, bisect_right(starts, offset) - 1)
 
-    def negations_before(self, k: int, skip: frozenset[int] = frozenset()) -> int:
-        """How many negators stand before word ``k`` (words in ``skip`` are the predicate's)."""
+    def negations_before(self, k: int, skip: frozenset[int] = frozenset(), start: int = 0) -> int:
+        """How many negators stand before word ``k`` from word ``start`` (words in ``skip``
+        are the predicate's)."""
         words = self.words
         count = 0
-        i = 0
+        i = start
         while i < k:
             if i in skip:
                 i += 1
