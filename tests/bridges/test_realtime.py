@@ -306,6 +306,21 @@ def test_bridge_barge_in_truncates_at_the_milliseconds_played(
     assert [e["cut"] for e in fake.sessions[0].cascade.log if "cut" in e] == [cut[0]["cut"]]
     assert bridge.log[-1]["said"] == "Goodbye." and bridge.usage.requests == 2
     assert fake.failures == []
+    # The record carries the audio tokens apart and prices them at the audio rates.
+    from vamos_env.grading.llm import price_of
+    from vamos_env.runner.rollout import _cost, _usage_of
+
+    usage = _usage_of(bridge)
+    assert usage.model == "gpt-realtime" and usage.requests == 2
+    assert usage.audio_completion_tokens == bridge.usage.output_audio_tokens > 0
+    assert usage.audio_prompt_tokens == bridge.usage.input_audio_tokens
+    price = price_of("gpt-realtime")
+    assert price is not None
+    text_rates = price.cost(usage.prompt_tokens, usage.completion_tokens)
+    assert (
+        _cost(usage, None) == pytest.approx(price.usage_cost(usage))
+        and _cost(usage, None) > text_rates
+    )
 
 
 def test_a_mute_server_is_a_fault_within_the_timeout() -> None:

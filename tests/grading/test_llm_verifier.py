@@ -181,6 +181,27 @@ def test_prices() -> None:
     assert set(item["required"]) == {"id", "verdict", "evidence_turns", "quote", "reason"}
 
 
+def test_speech_models_price_their_audio_tokens_apart() -> None:
+    realtime = price_of("gpt-realtime-2025-08-28")
+    assert realtime is not None and realtime.audio_input_per_million == 32.0
+    # 1,000 prompt tokens of which 800 audio, 500 completion tokens of which 400 audio.
+    cost = realtime.cost(1_000, 500, audio_prompt_tokens=800, audio_completion_tokens=400)
+    assert cost == pytest.approx((200 * 4 + 800 * 32 + 100 * 16 + 400 * 64) / 1e6)
+    assert realtime.cost(1_000, 500) == pytest.approx((1_000 * 4 + 500 * 16) / 1e6)
+    # The native-audio Live model is not priced as text-only Gemini 2.5 Flash.
+    live = price_of("gemini-2.5-flash-native-audio-preview-12-2025")
+    assert live is not None and live != price_of("gemini-2.5-flash")
+    assert live.cost(100, 10, 100, 10) == pytest.approx((100 * 3 + 10 * 12) / 1e6)
+    text_only = Price(1.0, 2.0)  # no audio rates: audio tokens at the text rates
+    assert text_only.cost(10, 10, 5, 5) == text_only.cost(10, 10)
+    with pytest.raises(ValueError, match="0 or more"):
+        Price.from_entry(
+            {"input_per_million": 1, "output_per_million": 1, "audio_input_per_million": -1}
+        )
+    with pytest.raises(ValueError, match="expected input_per_million"):
+        Price.from_entry({"input_per_million": 1})
+
+
 def test_fallback_sends_only_undecided_calls_to_the_model(fake_chat: Any, built: Any) -> None:
     server = fake_chat(oracle())
     fallback = FallbackVerifier(verifier(server))

@@ -121,6 +121,14 @@ class LiveUsage:
                 elif modality == "TEXT":
                     setattr(self, text, getattr(self, text) + count)
 
+    @property
+    def audio_prompt_tokens(self) -> int:
+        return self.audio_in_tokens
+
+    @property
+    def audio_completion_tokens(self) -> int:
+        return self.audio_out_tokens
+
     def as_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.__dict__.items() if isinstance(v, int)}
 

@@ -127,6 +127,14 @@ class RealtimeUsage:
         self.output_text_tokens += int(outputs.get("text_tokens") or 0)
         self.output_audio_tokens += int(outputs.get("audio_tokens") or 0)
 
+    @property
+    def audio_prompt_tokens(self) -> int:
+        return self.input_audio_tokens
+
+    @property
+    def audio_completion_tokens(self) -> int:
+        return self.output_audio_tokens
+
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
 

@@ -17,6 +17,7 @@ message that says what arrived, so the call is excluded rather than mis-graded.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -49,13 +50,64 @@ class Usage(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Price:
+    """US dollars per million tokens. A speech-to-speech model bills its audio tokens at
+    their own rates (``audio_*``; ``None``: the text rates) and reports them apart, inside
+    its prompt and completion counts."""
+
     input_per_million: float
     output_per_million: float
+    audio_input_per_million: float | None = None
+    audio_output_per_million: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+    def cost(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        audio_prompt_tokens: int = 0,
+        audio_completion_tokens: int = 0,
+    ) -> float:
+        """The cost of a call's tokens; the audio counts are part of the totals."""
+        audio_in = self.audio_input_per_million
+        audio_out = self.audio_output_per_million
+        audio_in = self.input_per_million if audio_in is None else audio_in
+        audio_out = self.output_per_million if audio_out is None else audio_out
+        text_prompt = max(prompt_tokens - audio_prompt_tokens, 0)
+        text_completion = max(completion_tokens - audio_completion_tokens, 0)
         return (
-            prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million
+            text_prompt * self.input_per_million
+            + audio_prompt_tokens * audio_in
+            + text_completion * self.output_per_million
+            + audio_completion_tokens * audio_out
         ) / 1_000_000
+
+    def usage_cost(self, usage: Any) -> float:
+        """The cost of a ``CallUsage`` (or anything with its token counts)."""
+        return self.cost(
+            int(usage.prompt_tokens),
+            int(usage.completion_tokens),
+            int(getattr(usage, "audio_prompt_tokens", 0) or 0),
+            int(getattr(usage, "audio_completion_tokens", 0) or 0),
+        )
+
+    @classmethod
+    def from_entry(cls, entry: Any) -> Price:
+        """A price-table entry: ``input_per_million`` and ``output_per_million``, and for a
+        speech model ``audio_input_per_million`` and ``audio_output_per_million``; each a
+        number of 0 or more (``ValueError`` naming what was expected otherwise)."""
+        keys = ("input_per_million", "output_per_million")
+        audio = ("audio_input_per_million", "audio_output_per_million")
+        try:
+            numbers = [float(entry[k]) for k in keys]
+            extra = [None if entry.get(k) is None else float(entry[k]) for k in audio]
+        except (TypeError, KeyError, ValueError, AttributeError):
+            raise ValueError(
+                f"expected {' and '.join(keys)} numbers (and optionally {', '.join(audio)}),"
+                f" got {entry!r}"
+            ) from None
+        given = numbers + [n for n in extra if n is not None]
+        if not all(math.isfinite(n) and n >= 0 for n in given):
+            raise ValueError(f"expected prices of 0 or more, got {given}")
+        return cls(numbers[0], numbers[1], extra[0], extra[1])
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Price]:
@@ -65,10 +117,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     else:
         text = Path(path).read_text()
     raw = json.loads(text)
-    return {
-        name: Price(float(p["input_per_million"]), float(p["output_per_million"]))
-        for name, p in raw["models"].items()
-    }
+    return {name: Price.from_entry(p) for name, p in raw["models"].items()}
 
 
 @cache

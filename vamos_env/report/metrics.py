@@ -129,7 +129,7 @@ def _cost(record: CallRecord, prices: Mapping[str, Price] | None) -> float | Non
     if usage.prompt_tokens == 0 and usage.completion_tokens == 0:
         return 0.0
     price = price_of(usage.model, dict(prices)) if usage.model else None
-    return None if price is None else price.cost(usage.prompt_tokens, usage.completion_tokens)
+    return None if price is None else price.usage_cost(usage)
 
 
 @dataclass

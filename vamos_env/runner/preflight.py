@@ -190,17 +190,9 @@ def read_prices(path: str | Path) -> dict[str, Price]:
     prices: dict[str, Price] = {}
     for name, entry in models.items():
         try:
-            numbers = [float(entry[k]) for k in ("input_per_million", "output_per_million")]
-        except (TypeError, KeyError, ValueError):
-            raise ValueError(
-                f"--prices: {path}: models.{name}: expected input_per_million and "
-                f"output_per_million numbers, got {entry!r}"
-            ) from None
-        if not all(math.isfinite(n) and n >= 0 for n in numbers):
-            raise ValueError(
-                f"--prices: {path}: models.{name}: expected prices of 0 or more, got {numbers}"
-            )
-        prices[name] = Price(numbers[0], numbers[1])
+            prices[name] = Price.from_entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"--prices: {path}: models.{name}: {exc}") from None
     return prices
 
 

@@ -56,6 +56,10 @@ class CallUsage(_Strict):
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # A speech-to-speech model's audio tokens, as its vendor reports them: part of the
+    # counts above, priced at the model's audio rates.
+    audio_prompt_tokens: int = 0
+    audio_completion_tokens: int = 0
 
 
 class TraceEntry(_Strict):

@@ -461,6 +461,8 @@ def _usage_of(agent: Any) -> CallUsage:
         requests=int(getattr(usage, "requests", 0) or 0),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        audio_prompt_tokens=int(getattr(usage, "audio_prompt_tokens", 0) or 0),
+        audio_completion_tokens=int(getattr(usage, "audio_completion_tokens", 0) or 0),
     )
 
 
@@ -470,7 +472,7 @@ def _cost(usage: CallUsage, prices: Mapping[str, Price] | None) -> float | None:
     if usage.model is None:
         return None
     price = price_of(usage.model, dict(prices) if prices is not None else None)
-    return None if price is None else price.cost(usage.prompt_tokens, usage.completion_tokens)
+    return None if price is None else price.usage_cost(usage)
 
 
 def _transferred(transcript: Transcript | None) -> bool:
