@@ -428,6 +428,42 @@ def test_the_local_outside_agent_runs_its_tools_over_http(mode: str, twins: Any)
         assert record.marks_sent == ["said-1", "goodbye"] == record.marks_echoed
 
 
+class TransferringStack(StubStack):
+    """The stub verifies the caller, then hands the call to a person."""
+
+    def step(self, audio: np.ndarray, results: list[Any]) -> tuple[np.ndarray, list[Any]]:
+        out, actions = super().step(audio, results)
+        if self._n == 7:
+            actions.append(ToolCallAction("transfer_to_human", {"reason": "caller asked for one"}))
+        return out, actions
+
+
+def test_the_local_twilio_agent_transfers_through_call_control() -> None:
+    """Its transfer is a Twilio call update with a <Dial>, as a deployed agent's is, so the
+    served twins see it and the rebuilt trace holds it."""
+    from vamos_env.bridges.served import ServedTwins
+    from vamos_env.envs.energy.seed import default_snapshot
+
+    task = first_exam_task()
+    with ServedTwins(default_snapshot().clone(), clock=lambda: 1.0) as served:
+        stack = TransferringStack(task["caller"])
+        with VoiceAgentServer("twilio", environ={}, cascade=lambda: stack) as server:  # type: ignore[arg-type]
+            bridge = TwilioStreamAgent(server.url, services=served.env, pace=False)
+            bridge.reset({})
+            for _ in range(200):
+                _, actions = bridge.step(np.zeros(FRAME), [])
+                if actions:
+                    break
+                time.sleep(0.005)
+            bridge.close()
+        record = server.calls[0]
+        assert [c["name"] for c in record.tool_calls] == ["verify_caller", "transfer_to_human"]
+        assert record.error is None
+        assert served.calls.transferred_to == "billing-specialists"
+        updates = [r for r in served.log if r.service == "twilio"]
+        assert len(updates) == 1 and updates[0].status == 200
+
+
 # -- whole calls (the audio extra; slow) ------------------------------------------------------
 def _audio_missing() -> str | None:
     from vamos_env.channel.audio.engines import missing_reason

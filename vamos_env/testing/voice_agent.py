@@ -78,12 +78,18 @@ class _Call:
     """One call's cascade and tool session: 16 kHz audio in, 20 ms frames of voice out."""
 
     def __init__(
-        self, endpoints: ServiceEndpoints, cascade: Any, info: Mapping[str, Any], record: CallRecord
+        self,
+        endpoints: ServiceEndpoints,
+        cascade: Any,
+        info: Mapping[str, Any],
+        record: CallRecord,
+        variables: Mapping[str, str] | None = None,
     ) -> None:
         from vamos_env.clients.services import ServiceClients
         from vamos_env.envs.energy.session import CallSession
 
         self.session = CallSession(ServiceClients.over_http(endpoints))
+        self.variables = dict(variables or {})
         self.cascade = cascade
         self.cascade.reset(dict(info))
         self.record = record
@@ -120,10 +126,36 @@ class _Call:
             self.record.tool_calls.append(
                 {"name": action.name, "arguments": entry.arguments, "ok": entry.ok}
             )
+            if action.name == "transfer_to_human" and entry.ok:
+                self._dial()
         elif isinstance(action, EndCall):
             self.ended = True
         else:  # a malformed decision: answered as the line answers it
             self.results.append({"error": f"action not understood: {str(action)[:200]}"})
+
+    def _dial(self) -> None:
+        """A transfer as a deployed Twilio agent makes one: the call updated with TwiML that
+        dials the specialists (Twilio's REST API, ``POST .../Calls/{CallSid}.json``, basic
+        auth with the account SID and auth token the stream's parameters carry)."""
+        v = self.variables
+        base, sid, call = (
+            v.get(k) for k in ("TWILIO_API_BASE", "TWILIO_ACCOUNT_SID", "TWILIO_CALL_SID")
+        )
+        if not (base and sid and call):  # no call control on this contract (WS /voice)
+            return
+        import httpx
+
+        url = f"{base.rstrip('/')}/2010-04-01/Accounts/{sid}/Calls/{call}.json"
+        twiml = "<Response><Dial><Queue>billing-specialists</Queue></Dial></Response>"
+        try:
+            response = httpx.post(
+                url, data={"Twiml": twiml}, auth=(sid, v.get("TWILIO_AUTH_TOKEN", "")), timeout=10.0
+            )
+        except httpx.HTTPError as exc:
+            self.record.error = self.record.error or f"transfer: {type(exc).__name__}: {exc}"
+            return
+        if response.status_code >= 400:
+            self.record.error = self.record.error or f"transfer: HTTP {response.status_code}"
 
     def close(self) -> None:
         self.session.clients.close()
@@ -203,7 +235,7 @@ class VoiceAgentServer:
         info = dict(self.info or default_info())
         if line is not None:
             info["line"] = line
-        return _Call(endpoints, cascade, info, record)
+        return _Call(endpoints, cascade, info, record, variables)
 
     def _handle(self, ws: Any) -> None:
         record = CallRecord(self.mode)
