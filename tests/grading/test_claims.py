@@ -196,6 +196,17 @@ UNPUNCTUATED = [
 ]
 
 
+# An "or" that continues a negated clause stays under its negation; an "or" clause with a
+# subject of its own does not.
+UNPUNCTUATED += [
+    ("you don't have any balance or amount due", "owes_money", False),
+    ("I don't see any late fees or anything overdue", "past_due", False),
+    ("Nothing is overdue or late.", "past_due", False),
+    ("It isn't estimated, or it was an actual reading", "estimated_read", False),
+    ("You can pay now or you owe two hundred dollars.", "owes_money", True),
+]
+
+
 @pytest.mark.parametrize(("text", "predicate", "expected"), UNPUNCTUATED)
 def test_a_negator_reaches_the_next_form_not_past_it(
     text: str, predicate: str, expected: bool

@@ -31,6 +31,11 @@ from vamos_env.speech import normalise
 
 _NIL_AFTER = frozenset({"nothing", "zero", "none", "no", "0", "0.00", "nil"})
 _COORDINATORS = frozenset({"or", "nor", "and", "any", "an", "a"})
+# Words that open a clause with its own subject after "or" ("or it was an actual reading").
+_SUBJECTS = frozenset(
+    {"i", "you", "we", "they", "it", "he", "she", "that", "this", "there", "i'm", "you're",
+     "it's", "that's", "there's", "we're", "they're", "do", "does", "did", "is", "are", "was"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,14 +269,36 @@ PREDICATES: dict[str, Predicate] = {
 def claims(text: str, predicate: str) -> tuple[Claim, ...]:
     """Every clause of ``text`` that asserts ``predicate`` or its negation."""
     spec = PREDICATES[predicate]
-    return shared(
-        text,
-        ("grading.claims", predicate),
-        lambda: tuple(c for clause in clauses(text) if (c := _claim(clause, spec)) is not None),
-    )
+    return shared(text, ("grading.claims", predicate), lambda: _claims(text, spec))
 
 
-def _claim(clause: Clause, spec: Predicate) -> Claim | None:
+def _claims(text: str, spec: Predicate) -> tuple[Claim, ...]:
+    found: list[Claim] = []
+    previous: Clause | None = None
+    for clause in clauses(text):
+        claim = _claim(clause, spec, _carried(previous, clause))
+        if claim is not None:
+            found.append(claim)
+        previous = clause
+    return tuple(found)
+
+
+def _carried(previous: Clause | None, clause: Clause) -> int:
+    """Negation an "or" clause carries from the clause it continues: "you don't have a
+    balance or anything overdue" says nothing is overdue either."""
+    if (
+        previous is None
+        or previous.sentence != clause.sentence
+        or previous.question
+        or not clause.words
+        or clause.words[0] != "or"
+        or any(w in _SUBJECTS for w in clause.words[1:3])  # a clause of its own
+    ):
+        return 0
+    return previous.negations_before(len(previous.words)) % 2
+
+
+def _claim(clause: Clause, spec: Predicate, carried: int = 0) -> Claim | None:
     if clause.question or (spec.factual and clause.conditional):
         return None
     joined = clause.joined()
@@ -291,7 +318,7 @@ def _claim(clause: Clause, spec: Predicate) -> Claim | None:
     # balance every bill is paid in full" (a recogniser's words, with no colon to split
     # the clause) the "no" is the balance's, and the bills are paid. Forms joined by a
     # coordinator share it ("no balance or amount due").
-    scope, carried = 0, 0
+    scope = 0
     for first, last, opposite, words in spans:
         # A form never holds a negator itself, so one inside it counts ("have no
         # income"); an opposite form may ("no down payment"), so only those before it.
@@ -301,6 +328,7 @@ def _claim(clause: Clause, spec: Predicate) -> Claim | None:
             negations = carried
         else:
             negations = clause.negations_before(upto, start=min(scope, upto))
+            negations += carried if not verdicts else 0
         carried = negations
         scope = max(scope, last)
         if spec.quantity and not opposite:
