@@ -74,6 +74,15 @@ for _name, _entry, _what in (
         offline=True,
         duplex=True,
     )
+register_stack(
+    "pipecat-local",
+    "vamos_env.bridges.local:pipecat_local",
+    "A voice bot built on the Pipecat framework (Twilio serializer, Silero, Whisper, Piper, "
+    "the local LLM server or VAMOS_PIPECAT_LLM_URL) behind the twilio-stream bridge, its "
+    "tools over HTTP against the call's served twins (needs the pipecat extra)",
+    offline=True,
+    duplex=True,
+)
 
 register_stack(
     "openai",

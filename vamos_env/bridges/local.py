@@ -68,6 +68,27 @@ def twilio_stream_local(**options: Any) -> Any:
     return agent
 
 
+# A local model on a CPU answers in seconds, not the hosted stacks' fraction of one: the
+# Pipecat bot is allowed two minutes for its first answer and between messages.
+PIPECAT_TIMEOUT_S = 120.0
+
+
+def pipecat_local(**options: Any) -> Any:
+    """``TwilioStreamAgent`` against ``PipecatBot`` (vamos_env.testing.pipecat_bot): a voice
+    bot built on the Pipecat framework (its Twilio serializer and WebSocket server
+    transport, Silero, Whisper, Piper, an OpenAI-compatible LLM on the local server), its
+    16 tools over HTTP against the call's served twins. Needs the ``pipecat`` extra."""
+    from vamos_env.bridges.mediastream import TwilioStreamAgent
+    from vamos_env.testing.pipecat_bot import PipecatBot
+
+    bot = PipecatBot().start()
+    options.setdefault("answer_timeout_s", PIPECAT_TIMEOUT_S)
+    options.setdefault("idle_timeout_s", PIPECAT_TIMEOUT_S)
+    agent: Any = TwilioStreamAgent(bot.url, **options)
+    agent.local_server = bot
+    return agent
+
+
 def voice_ws_local(**options: Any) -> Any:
     """``PCMStreamAgent`` against ``VoiceAgentServer("pcm")`` started, as rory-agent's stacks
     are, with fixed service variables: every call's twins are served on that port."""
@@ -83,13 +104,20 @@ def voice_ws_local(**options: Any) -> Any:
     return agent
 
 
-for _factory in (realtime_local, gemini_live_local, twilio_stream_local, voice_ws_local):
+for _factory in (
+    realtime_local,
+    gemini_live_local,
+    twilio_stream_local,
+    voice_ws_local,
+    pipecat_local,
+):
     setattr(_factory, "offline", True)  # no keys, no network  # noqa: B010
     setattr(_factory, "duplex", True)  # noqa: B010
 
 __all__ = [
     "free_port",
     "gemini_live_local",
+    "pipecat_local",
     "realtime_local",
     "twilio_stream_local",
     "voice_ws_local",
