@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal, TypeVar
@@ -142,10 +142,13 @@ _SPELL = re.compile(
     r"\bspell(?:ing|ed)?\b.{0,25}?\b(?:(?P<which>first|middle|last|sur|family)\s*)?name\b"
     r"|\b(?:(?P<before>first|middle|last|sur|family)\s*)?name\b.{0,12}?\bspell(?:ing|ed)?\b"
     # "And your middle name, a word for each letter?" (after the first and last were spelled)
-    r"|\b(?P<part>first|middle|last)\s+name\b.{0,6}\bwords?\b.{0,12}\bletters?\b",
+    # ("award for each letter": the ear runs "a word" together)
+    r"|\b(?P<part>first|middle|last)\s+name\b.{0,6}\b(?:a\s*ward|words?)\b.{0,12}\bletters?\b",
     re.IGNORECASE,
 )
-_SPELL_WITH_WORDS = re.compile(r"\bas in\b|\bwords?\b.{0,12}\bletters?\b", re.IGNORECASE)
+_SPELL_WITH_WORDS = re.compile(
+    r"\bas in\b|\b(?:a\s*ward|words?)\b.{0,12}\bletters?\b", re.IGNORECASE
+)
 _ORDINALS = {ordinal(n): n for n in range(1, 21)}
 # "What's the second letter of your last name?"
 _LETTER_OF_NAME = re.compile(
@@ -235,21 +238,7 @@ class ScriptedCaller:
         self._pending: Heard | None = None
         self._last_heard: Heard | None = None  # the agent's previous turn, as understood
         self._own_money, self._own_dates = self._own_values()
-        self._name_as_heard: set[str] = set()
         self._spells_with_words = False
-
-    def knows_its_name_as_heard(self, renderings: Iterable[Sequence[str]]) -> None:
-        """Take these words, read back as its name, for its name: how its own ear writes
-        its name said plainly ("queen novak" for Kwame Novak, through Whisper tiny.en).
-
-        A person knows its own name when it is read back to it; a recogniser that writes
-        a rare name as a common one the same way every time would otherwise have the caller
-        refuse its own name, read back right, until it gives up. The agent's word for the
-        name is still checked by ``verify_caller``."""
-        for words in renderings:
-            letters = _letters_of([w for w in words if w not in _TITLES])
-            if letters:
-                self._name_as_heard.add(letters)
 
     # --- protocol ---------------------------------------------------------------------------
 
@@ -620,7 +609,7 @@ class ScriptedCaller:
         words = [w for w in said or () if w not in _TITLES]
         if words:
             letters = _letters_of(words)
-            same = letters == _letters_of(parts) or letters in self._name_as_heard
+            same = letters == _letters_of(parts)
             return not same, same
         known = {p.lower() for p in parts}
         present = 0

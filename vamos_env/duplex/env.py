@@ -32,6 +32,7 @@ from vamos_env.channel.audio.dsp import from_pcm16, to_pcm16
 from vamos_env.channel.parameters import DEFAULT_LEVEL_DB
 from vamos_env.duplex.engine import FRAME, MAX_CALL_S, DuplexCall, _NoSpeechChannel
 from vamos_env.duplex.engine import caller_voice_synthesizer as _caller_voice
+from vamos_env.duplex.knowing import KnowingEar
 from vamos_env.duplex.line import line_condition
 from vamos_env.duplex.turntaking import turn_taking
 from vamos_env.envs.energy.env import DEFAULT_TRIAL, check_world, choose_call, resolve_tasks
@@ -48,32 +49,14 @@ from vamos_env.spaces import TextSpace
 TOOL_CALL_LIMIT = 10**6  # tool calls are not turns here; the call's time limit ends it
 
 
-# Read-backs in which the caller's ear hears its own name said plainly (by the standard
-# Piper voice): whatever it writes there is the caller's name as its ear writes it.
-_NAME_READ_BACKS = (
-    "To confirm: name {name}. Is that right?",
-    "And your name is {name}, correct?",
-    "To confirm: account {number}, name {name}. Is that right?",
-)
-
-
-@functools.lru_cache(maxsize=64)
-def name_as_heard(full_name: str, account_number: str) -> tuple[tuple[str, ...], ...]:
-    """How the caller's ear (Whisper tiny.en) writes ``full_name`` read back plainly, alone
-    and after its account number read one digit at a time."""
-    from vamos_env.callers.listening import read_back_name
-    from vamos_env.channel.audio import engines
-    from vamos_env.speech import number as spoken_number
-
-    say = _caller_voice(engines.CALLER)
-    number = ", ".join(spoken_number(int(d)) if d.isdigit() else "dash" for d in account_number)
-    heard = []
-    for template in _NAME_READ_BACKS:
-        said = say(template.format(name=full_name, number=number))
-        words = read_back_name(engines.transcribe(said))
-        if words:
-            heard.append(words)
-    return tuple(heard)
+def caller_ear(task: Task) -> KnowingEar:
+    """The caller's ear: Whisper tiny.en that knows the caller's name, account number and
+    a digit second factor (``knowing.py``)."""
+    factor = task.caller.second_factor
+    codes = [task.caller.account_number]
+    if factor.kind != "last_bill_amount":
+        codes.append(factor.value)
+    return KnowingEar(names=(task.caller.full_name,), codes=tuple(codes))
 
 
 class DuplexResetOptions(BaseModel):
@@ -193,9 +176,6 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         caller = ScriptedCaller(
             task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
         )
-        caller.knows_its_name_as_heard(
-            name_as_heard(task.caller.full_name, task.caller.account_number)
-        )
         episode = Episode(task_id, session, caller, _NoSpeechChannel(), TOOL_CALL_LIMIT)
         voice = voice_for(persona)
         self.call = DuplexCall(
@@ -206,6 +186,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             line=line,
             taking=turn_taking(persona),
             synthesize=_caller_voice(voice),
+            recognise=caller_ear(task),
             grading_ear=functools.partial(transcribe_timed, ear=self.grading_ear),
             max_call_s=self.max_call_s,
         )

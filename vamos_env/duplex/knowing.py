@@ -1,0 +1,272 @@
+"""The caller's ear knows its own words: its name, its account number, its second factor.
+
+A person hears its own name and number read back to it even where a stranger would not
+catch them. Whisper tiny.en, the caller's ear, writes rare names as common words
+("Brandon Grace Hartman" for Brianna, "a nation map only" for Aisha Mahoney), and drops
+or doubles a digit of a long code ("6491-2600"). The scripted caller then corrects a
+read-back that was right until it gives up, and the call measures the simulator's ear
+instead of the agent.
+
+``KnowingEar`` hears as a person who knows its own words does:
+
+1. It decodes the clip freely, with timestamps: without them tiny.en often stops after a
+   long code and loses the rest of the sentence ("To confirm, account 1-3-7-4-9-0-1-2-8."
+   for a read-back that went on with the name), so the caller could neither accept nor
+   refuse the name.
+2. For each of its own phrases it takes the stretch of that reading most like it (a run of
+   words with the most letters in common for a name; a run of digits of about its length
+   for a code) and puts its own phrase there.
+3. It scores both readings against the audio with Whisper's forced alignment (the sum of
+   the token log-probabilities, teacher-forced) and hears its own phrase when that reading
+   scores within a margin of the free one (8 nats for a name, 6 for a code).
+
+Its own phrase read back right scores a few nats below the free reading (the recogniser's
+prior is against rare names); a different name or a changed digit mostly scores 20 nats
+or more below it, and is heard as said (``benchmarks/knowing_ear.py`` measures both over
+the exam's callers). Accepting a
+read-back grants nothing: ``verify_caller`` still checks what the agent typed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+import numpy as np
+
+from vamos_env.channel.audio import engines
+from vamos_env.channel.audio.engines import RATE, Audio, Ear
+
+# A reading that puts the caller's own name in scores at most this many nats below the
+# free reading to be heard; for a code, at most CODE_MARGIN_NATS. Over the exam's 23
+# callers (``benchmarks/knowing_ear.py``) the name read back right scored -13.5 to +0.2
+# nats against the free reading (median -5.4); another first name at most -7.6, another
+# last name at most -10.3. The margin errs towards hearing its name: a wrong name taken
+# for its own costs a failed ``verify_caller``; its own name refused costs the call.
+MARGIN_NATS = 8.0
+CODE_MARGIN_NATS = 6.0
+# A stretch shares at least this share of letters with the name to be tried as it.
+MIN_NAME_LIKENESS = 0.35
+# The stretches most like the name that are scored as it ("a nation map only": the
+# likest stretch is "map only", the right one all four words).
+NAME_STRETCHES = 6
+# A run of digits is tried as the code when its length is within this many of the code's.
+DIGIT_SLACK = 3
+# Whisper reads 30-s windows; the caller's ear reads at most the first 20 s of a piece,
+# as ``engines.transcribe`` does.
+MAX_CLIP_S = engines.MAX_SEGMENT_S
+
+_DIGIT_WORDS = {
+    "zero": "0",
+    "oh": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "for": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+}
+_SEPARATORS = {"dash", "hyphen"}
+_NAME_CUES = {"name", "named", "names", "mr", "mrs", "ms", "miss"}
+_TRAILING = re.compile(r"[.,;:!?]+$")
+
+
+def _bare(word: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", word.lower())
+
+
+def _digits_of(word: str) -> str | None:
+    """The digits one recognised word stands for ("2-6-9", "nine," -> "9"; "dash" -> "");
+    None when it is no part of a spoken code."""
+    bare = _bare(word)
+    if bare in _SEPARATORS:
+        return ""
+    if bare in _DIGIT_WORDS:
+        return _DIGIT_WORDS[bare]
+    if any(c.isdigit() for c in word) and re.fullmatch(r"[\d\-.,$]+", word.strip(".,;:!?")):
+        return re.sub(r"\D", "", word)
+    return None
+
+
+def _put(words: list[str], start: int, end: int, phrase: str) -> str:
+    """``words`` with ``words[start:end]`` replaced by ``phrase``, keeping the stretch's
+    closing punctuation."""
+    closing = _TRAILING.search(words[end - 1])
+    said = phrase + (closing.group(0) if closing and not phrase.endswith(".") else "")
+    return " ".join([*words[:start], said, *words[end:]])
+
+
+def written_forms(name: str) -> tuple[str, ...]:
+    """The ways a recogniser may write a name: as given, hyphens as spaces, without
+    apostrophes, particles joined ("Walsh Obi", "OMalley", "Vanderberg")."""
+    forms = [name, name.replace("-", " "), name.replace("'", "")]
+    parts = name.split()
+    if len(parts) > 2:
+        forms.append(f"{parts[0]} {''.join(parts[1:]).capitalize()}")
+    return tuple(dict.fromkeys(forms))
+
+
+def name_readings(text: str, name: str, limit: int = NAME_STRETCHES) -> list[str]:
+    """``text`` with a stretch put as ``name``, for each stretch that may be the name read
+    back: the ``limit`` stretches with most letters in common with it, and those that
+    start where a read-back puts a name (after "name", or after a run of digits: "account
+    2, 5, 2, 6, ... 9, a nation map only"). None when the name is already there."""
+    target = _bare(name.replace(" ", ""))
+    words = text.split()
+    if not target or _bare(text.replace(" ", "")).find(target) >= 0:
+        return []
+    longest = len(name.split()) + 2
+    digits = [
+        _digits_of(w) is not None and bool(re.search(r"\d", w) or _bare(w) in _DIGIT_WORDS)
+        for w in words
+    ]
+    cues = {
+        i + 1
+        for i, w in enumerate(words)
+        if _bare(w) in _NAME_CUES or (digits[i] and (i + 1 == len(words) or not digits[i + 1]))
+    }
+    like: list[tuple[float, int, int]] = []
+    placed: list[tuple[int, int]] = []
+    for start in range(len(words)):
+        for end in range(start + 1, min(len(words), start + longest) + 1):
+            letters = "".join(_bare(w) for w in words[start:end])
+            if not letters or any(c.isdigit() for c in letters):
+                continue
+            if start in cues:
+                placed.append((start, end))
+            likeness = SequenceMatcher(None, letters, target, autojunk=False).ratio()
+            if likeness >= MIN_NAME_LIKENESS:
+                like.append((-likeness, start, end))
+    stretches = [(s, e) for _, s, e in sorted(like)[:limit]] + placed
+    return [_put(words, s, e, name) for s, e in dict.fromkeys(stretches)]
+
+
+def name_reading(text: str, name: str) -> str | None:
+    """``text`` with its stretch most like ``name`` put as ``name``; None when none is."""
+    readings = name_readings(text, name, limit=1)
+    return readings[0] if readings else None
+
+
+def code_reading(text: str, code: str) -> str | None:
+    """``text`` with its run of spoken digits nearest ``code`` in length put as ``code``;
+    None when no run is near it or the code is already there as said."""
+    want = re.sub(r"\D", "", code)
+    words = text.split()
+    runs: list[tuple[int, int, str]] = []
+    start = None
+    digits = ""
+    for i, word in enumerate([*words, ""]):
+        got = _digits_of(word) if word else None
+        if got is not None:
+            if start is None:
+                start, digits = i, ""
+            digits += got
+            continue
+        if start is not None:
+            runs.append((start, i, digits))
+            start = None
+    near = [
+        (abs(len(d) - len(want)), s, e, d)
+        for s, e, d in runs
+        if len(d) >= 3 and abs(len(d) - len(want)) <= DIGIT_SLACK
+    ]
+    if not near:
+        return None
+    _, s, e, d = min(near)
+    if d == want:
+        return None
+    return _put(words, s, e, code)
+
+
+@dataclass
+class KnowingEar:
+    """A recogniser that knows the caller's own phrases (see the module docstring).
+
+    ``names`` are tried as names, ``codes`` as spoken digit codes. Calling it with a clip
+    (16 kHz float) returns what the caller hears."""
+
+    names: Sequence[str] = ()
+    codes: Sequence[str] = ()
+    ear: Ear = "whisper-tiny.en"
+    margin: float = MARGIN_NATS
+    code_margin: float = CODE_MARGIN_NATS
+    heard_own: int = field(default=0, init=False)  # readings changed to its own phrase
+
+    def __call__(self, audio: Audio) -> str:
+        clip = np.asarray(audio[: int(MAX_CLIP_S * RATE)], dtype=np.float32)
+        model = engines._model(self.ear)
+        segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
+        text = " ".join(s.text.strip() for s in segments).strip()
+        if not text:
+            return text
+        scorer = _Scorer(model, clip)
+        for name in self.names:
+            readings = [r for form in written_forms(name) for r in name_readings(text, form)]
+            text = self._own(scorer, text, readings, self.margin)
+        for code in self.codes:
+            reading = code_reading(text, code)
+            text = self._own(scorer, text, [reading] if reading else [], self.code_margin)
+        return text
+
+    def _own(self, scorer: _Scorer, text: str, readings: list[str], margin: float) -> str:
+        """The best of ``readings`` when it scores within ``margin`` nats of ``text``;
+        else ``text``."""
+        if not readings:
+            return text
+        best = max(readings, key=scorer.score)
+        if scorer.score(best) < scorer.score(text) - margin:
+            return text
+        self.heard_own += 1
+        return best
+
+
+class _Scorer:
+    """Teacher-forced log-probability of a reading of one clip (encoded at the first
+    score, then kept)."""
+
+    def __init__(self, model: Any, clip: Audio) -> None:
+        self._model = model
+        self._clip = clip
+        self._encoded: Any = None
+        self._scores: dict[str, float] = {}
+
+    def _encode(self) -> None:
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+
+        model = self._model
+        self._tokenizer = Tokenizer(
+            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+        )
+        features = model.feature_extractor(self._clip)
+        self._frames = min(int(features.shape[-1]), 3000)
+        self._encoded = model.encode(pad_or_trim(features))
+        self._start = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
+
+    def score(self, text: str) -> float:
+        if self._encoded is None:
+            self._encode()
+        if text not in self._scores:
+            tokens = self._tokenizer.encode(" " + text.strip())
+            result = self._model.model.align(self._encoded, self._start, [tokens], self._frames)
+            self._scores[text] = sum(math.log(max(p, 1e-12)) for p in result[0].text_token_probs)
+        return self._scores[text]
+
+
+__all__ = [
+    "CODE_MARGIN_NATS",
+    "MARGIN_NATS",
+    "KnowingEar",
+    "code_reading",
+    "name_reading",
+    "name_readings",
+    "written_forms",
+]
