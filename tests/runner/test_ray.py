@@ -151,3 +151,14 @@ def test_a_run_killed_midway_resumes_with_every_call_once(
     lines = store.read_text().splitlines()
     keys = [r.key for r in read_store(tmp_path)]
     assert len(lines) == len(keys) == len(set(keys)) == 24
+
+
+def test_batch_sizes_keep_a_crash_small() -> None:
+    from vamos_env.runner.backends import batch_size_for
+
+    assert batch_size_for(1000, 2) == 25  # capped
+    assert batch_size_for(40, 2) == 5  # four batches per slot
+    assert batch_size_for(40, 2, 7) == 7  # as asked
+    # Duplex calls last minutes: one per Ray task, so each result is kept as it ends.
+    assert batch_size_for(80, 1, mode="duplex") == 1
+    assert batch_size_for(80, 1, 4, mode="duplex") == 4

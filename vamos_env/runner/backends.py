@@ -207,11 +207,16 @@ def task_set_token(task_set: TaskSet) -> str:
     return hashlib.sha256(task_set.model_dump_json().encode()).hexdigest()[:16]
 
 
-def batch_size_for(calls: int, slots: int, requested: int | None = None) -> int:
+def batch_size_for(
+    calls: int, slots: int, requested: int | None = None, *, mode: str = "text"
+) -> int:
     """Calls per Ray task: about four batches per slot for balance, at most 25 so the
-    progress line and a crash lose little."""
+    progress line and a crash lose little. A duplex call takes seconds to minutes, not
+    milliseconds: one call per task, so results arrive and are kept call by call."""
     if requested is not None:
         return max(1, requested)
+    if mode == "duplex":
+        return 1
     return max(1, min(25, math.ceil(calls / max(1, slots * 4))))
 
 
@@ -327,7 +332,7 @@ class RayBackend:
     ) -> None:
         cpus = self.cpus()
         slots = max(1, min(self.max_concurrency, cpus))
-        size = batch_size_for(len(specs), slots, self.batch_size)
+        size = batch_size_for(len(specs), slots, self.batch_size, mode=settings.mode)
         # Ray runs at most one batch per CPU. When the setting is below the CPUs, it is the
         # cap; otherwise Ray's own accounting caps the calls running, and a queue of a batch
         # per CPU keeps every worker busy while the driver writes what came back.
