@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import time
+from base64 import b64encode
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -590,3 +591,316 @@ def test_a_whole_exam_call_through_the_bridge_and_the_fake_server() -> None:
     assert agent.usage.requests >= 3 and agent.usage.audio_out_tokens > 0
     # The call ran at wall time: not faster than its audio, and not far behind it.
     assert played.wall_s >= final["duplex"]["metrics"]["duration_s"] * 0.95
+
+
+# -- session resumption and goAway --------------------------------------------------------------
+def resuming(handle: str) -> types.LiveConnectConfig:
+    """The bridge's config for INFO, resuming ``handle``."""
+    config = GeminiLiveAgent(MODEL).config(INFO)
+    return config.model_copy(
+        update={"session_resumption": types.SessionResumptionConfig(handle=handle)}
+    )
+
+
+def updates_of(got: list[Any]) -> list[Any]:
+    return [m.session_resumption_update for m in got if m.session_resumption_update]
+
+
+def test_a_resumed_connection_continues_the_same_agent_and_its_open_calls() -> None:
+    voices: list[StubVoice] = []
+
+    def factory(setup: dict[str, Any]) -> StubVoice:
+        voices.append(StubVoice())
+        return voices[-1]
+
+    async def first(server: FakeGeminiLiveServer) -> list[Any]:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        assert config.session_resumption == types.SessionResumptionConfig()  # always asked
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            feeder = await streaming(session, tone(0.3))
+            try:  # the call, then the update that says the session cannot resume now
+                got = await collect(session, lambda m: m.tool_call is not None)
+                return got + await collect(session, lambda m: m.session_resumption_update)
+            finally:
+                feeder.cancel()
+
+    async def second(server: FakeGeminiLiveServer, handle: str, call: Any) -> list[Any]:
+        connect = client_for(server).aio.live.connect(model=MODEL, config=resuming(handle))
+        async with connect as session:
+            await session.send_tool_response(  # answers the call made on the first connection
+                function_responses=types.FunctionResponse(
+                    id=call.id, name=call.name, response={"output": {"balance_cents": 9}}
+                )
+            )
+            feeder = await streaming(session, np.zeros(0))
+            turns: list[Any] = []
+
+            def after_a_turn(message: Any) -> bool:
+                turns.extend([message] if ends_turn(message) else [])
+                return bool(turns and message.session_resumption_update)
+
+            try:
+                return await collect(session, after_a_turn)
+            finally:
+                feeder.cancel()
+
+    with FakeGeminiLiveServer(agent_factory=factory) as server:
+        got = asyncio.run(first(server))
+        updates = updates_of(got)
+        assert updates[0].resumable is True and updates[0].new_handle  # after setupComplete
+        assert updates[-1].resumable is False and not updates[-1].new_handle  # a call is open
+        handle = updates[0].new_handle
+        call = next(m.tool_call for m in got if m.tool_call).function_calls[0]
+        rest = asyncio.run(second(server, handle, call))
+        one, two = server.sessions
+        assert server.handles[handle] is server.handles[two.handles[-1]]  # one session
+    assert len(voices) == 1  # the same agent, not a new one
+    assert one.setup and "sessionResumption" in one.setup and one.resumed is None
+    assert two.resumed == handle and (two.setup or {})["sessionResumption"] == {"handle": handle}
+    assert [c["id"] for c in one.tool_calls] == [call.id] and two.tool_calls == []
+    assert [r["id"] for r in two.tool_responses] == [call.id]
+    assert voices[0].results[0][0]["result"] == {"balance_cents": 9}
+    said = [
+        m.server_content.output_transcription.text
+        for m in rest
+        if m.server_content and m.server_content.output_transcription
+    ]
+    assert said == ["Your account is fine."]
+    # The agent answered on the second connection only because it was still waiting on the
+    # call from the first: its state went on. So does the context the turn's prompt counts.
+    assert two.turns == 1 and one.turns == 0
+    audio_in = next(
+        d.token_count
+        for m in rest
+        if m.usage_metadata
+        for d in m.usage_metadata.prompt_tokens_details
+        if d.modality == types.MediaModality.AUDIO
+    )
+    assert round(one.audio_in_s * 32) < audio_in <= round((one.audio_in_s + two.audio_in_s) * 32)
+    fresh = updates_of(rest)
+    assert fresh[0].new_handle == two.handles[0] and fresh[-1].new_handle == two.handles[-1]
+    assert len(two.handles) == 2 and all(u.resumable for u in fresh)
+
+
+def test_unknown_or_held_handles_are_refused() -> None:
+    async def resume(server: FakeGeminiLiveServer, handle: str) -> errors.APIError:
+        with pytest.raises(errors.APIError) as refused:
+            connect = client_for(server).aio.live.connect(model=MODEL, config=resuming(handle))
+            async with connect:
+                pass
+        return refused.value
+
+    async def while_open(server: FakeGeminiLiveServer) -> errors.APIError:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            got = await collect(session, lambda m: m.session_resumption_update)
+            return await resume(server, updates_of(got)[0].new_handle)
+
+    with stub_server() as server:
+        unknown = asyncio.run(resume(server, "fake-handle-never-issued"))
+        held = asyncio.run(while_open(server))
+        records = list(server.sessions)
+    assert unknown.code == 1008 and "handle not found" in str(unknown)
+    assert held.code == 1011 and "currently unavailable" in str(held)
+    assert [r.closed and r.closed[0] for r in records] == [1008, None, 1011]
+    assert all(r.resumed is None for r in records)
+
+
+def test_go_away_comes_with_its_time_left_and_then_the_close() -> None:
+    async def main(server: FakeGeminiLiveServer) -> tuple[list[Any], errors.APIError, float]:
+        config = GeminiLiveAgent(MODEL).config(INFO)
+        async with client_for(server).aio.live.connect(model=MODEL, config=config) as session:
+            began = time.perf_counter()
+            got = await collect(session, lambda m: m.go_away is not None)
+            with pytest.raises(errors.APIError) as closed:
+                await collect(session, lambda m: False)
+            return got, closed.value, time.perf_counter() - began
+
+    with stub_server(go_away_after_s=0.3, go_away_time_left_s=0.5) as server:
+        got, closed, waited = asyncio.run(main(server))
+        record = server.sessions[0]
+    assert got[-1].go_away.time_left == "0.500s"
+    assert record.go_away == "0.500s"
+    assert closed.code == 1011 and "aborted" in str(closed)
+    assert record.closed == (1011, "The operation was aborted.")
+    assert 0.7 < waited < 2.0
+
+
+def test_the_bridge_resumes_on_go_away_and_the_call_goes_on() -> None:
+    """goAway every 1.5 s: the bridge resumes each time, no fault; a tool call made before a
+    reconnection is answered after it, and audio flows both ways on the new connections."""
+    voices: list[StubVoice] = []
+
+    def factory(setup: dict[str, Any]) -> StubVoice:
+        voices.append(StubVoice())
+        return voices[-1]
+
+    line = np.concatenate([np.zeros(round(0.3 * RATE)), tone(0.3, hz=300)])
+    line = np.concatenate([line, np.zeros(round(3.8 * RATE) - len(line)), tone(0.3, hz=300)])
+    line = np.concatenate([line, np.zeros(round(5.8 * RATE) - len(line))])
+    server = FakeGeminiLiveServer(
+        agent_factory=factory, go_away_after_s=1.5, go_away_time_left_s=3.0
+    )
+    with server, bridge(server) as agent:
+        agent.reset(INFO)
+        out, pending, held, answered_after = [], [], [], []
+        began = time.perf_counter()
+        for k in range(len(line) // FRAME):
+            audio, actions = agent.step(line[k * FRAME : (k + 1) * FRAME], pending)
+            out.append(audio)
+            pending = []
+            held += [
+                {"tool_call_id": a.call_id, "name": a.name, "result": {"balance_cents": 5}}
+                for a in actions
+                if isinstance(a, ToolCallAction)
+            ]
+            if held and agent.reconnects >= 1:  # the first call's result waits for a resumption
+                answered_after.append(agent.reconnects)
+                pending, held = held, []
+            ahead = (k + 1) * 0.02 - (time.perf_counter() - began)
+            if ahead > 0:
+                time.sleep(ahead)
+        records = list(server.sessions)
+        agent.close()
+    heard = np.concatenate(out)
+    reconnections = [e for e in agent.log if "reconnect" in e]
+    assert agent.reconnects >= 2 and len(reconnections) == agent.reconnects
+    assert len(records) == agent.reconnects + 1 and len(voices) == 1
+    for n, entry in enumerate(reconnections, start=1):
+        assert entry["reconnect"] == n and entry["why"].startswith("goAway, 3s left")
+        assert entry["handle"] in records[n - 1].handles  # the newest handle it was given
+        assert records[n].resumed == entry["handle"]
+        assert records[n - 1].go_away == "3s"
+    assert sum("go_away" in e for e in agent.log) >= agent.reconnects
+    # The first call was made on the first connection and answered on a later one.
+    calls = [(n, c["id"]) for n, r in enumerate(records) for c in r.tool_calls]
+    responses = [(n, r["id"]) for n, rec in enumerate(records) for r in rec.tool_responses]
+    assert [c for _, c in calls] == ["function-call-1", "function-call-2"]
+    assert calls[0][0] == 0 and responses[0] == (answered_after[0], "function-call-1")
+    assert answered_after[0] >= 1
+    # The second was made and answered after the second resumption.
+    assert calls[1][0] >= 2 and responses[1][1] == "function-call-2"
+    assert responses[1][0] >= calls[1][0]
+    assert len(voices[0].results) == 2
+    # Audio both ways after each resumption: the server heard the line on every connection,
+    # and both answers ("Your account is fine.", 0.6 s each) played after a reconnection.
+    assert all(r.audio_in_s > 0.5 for r in records[:-1])
+    assert [s for r in records for s in r.said] == ["Your account is fine."] * 2
+    loud = np.sqrt(np.mean(heard.reshape(-1, FRAME) ** 2, axis=1)) > 0.05
+    first_back = round(reconnections[0]["time_s"] / 0.02)
+    second_back = round(reconnections[1]["time_s"] / 0.02)
+    assert 25 <= loud[first_back:second_back].sum() <= 32
+    assert 25 <= loud[second_back:].sum() <= 32
+    said = [e["said"] for e in agent.log if "said" in e]
+    assert said == ["Your account is fine."] * 2
+
+
+def a_tone_at_24khz(seconds: float) -> dict[str, Any]:
+    """A ``serverContent.modelTurn`` message of a 440 Hz tone, as the service sends audio."""
+    t = np.arange(round(seconds * 24_000)) / 24_000
+    data = np.round(0.3 * np.sin(2 * np.pi * 440 * t) * 32767).astype("<i2").tobytes()
+    part = {"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": b64encode(data).decode()}}
+    return {"serverContent": {"modelTurn": {"parts": [part]}}}
+
+
+@dataclass
+class Scripted:
+    """A server script: a new session gets ``first`` and then the close; a resumed one gets
+    0.4 s of tone and a turn's end, and stays open, reading what comes."""
+
+    first: list[dict[str, Any]]
+    close: tuple[int, str]
+    resumed: list[str] = field(default_factory=list)
+
+    async def __call__(self, ws: Any, setup: dict[str, Any]) -> None:
+        handle = (setup.get("sessionResumption") or {}).get("handle")
+        if handle is None:
+            for message in self.first:
+                await ws.send(json.dumps(message))
+            await asyncio.sleep(0.3)
+            await ws.close(*self.close)
+            return
+        self.resumed.append(handle)
+        await ws.send(json.dumps(a_tone_at_24khz(0.4)))
+        await ws.send(json.dumps({"serverContent": {"turnComplete": True}}))
+        async for _ in ws:  # read on (a server that stops reading never hears the close)
+            pass
+
+
+HANDLE = {"sessionResumptionUpdate": {"newHandle": "fake-handle-h1", "resumable": True}}
+NOT_NOW = {"sessionResumptionUpdate": {"resumable": False}}
+
+
+def test_a_normal_close_with_a_handle_held_is_resumed() -> None:
+    script = Scripted([HANDLE, NOT_NOW], (1000, "done here"))
+    with FakeGeminiLiveServer(script=script) as server, bridge(server) as agent:
+        agent.reset(INFO)
+        out, _ = drive(agent, np.zeros(RATE * 3 // 2))
+    assert script.resumed == ["fake-handle-h1"]  # the resumable one, not the later refusal
+    assert agent.reconnects == 1
+    (entry,) = [e for e in agent.log if "reconnect" in e]
+    assert entry["why"] == "closed (1000)" and entry["handle"] == "fake-handle-h1"
+    loud = np.sqrt(np.mean(out.reshape(-1, FRAME) ** 2, axis=1)) > 0.05
+    back = round(entry["time_s"] / 0.02)
+    assert not loud[:back].any() and 18 <= loud[back:].sum() <= 21  # the 0.4 s, after it
+
+
+@pytest.mark.parametrize(
+    ("first", "close", "expected"),
+    [
+        ([], (1000, "done here"), r"\(1000\): .*done here \(closed with no resumption handle"),
+        (
+            [{"goAway": {"timeLeft": "0.200s"}}, NOT_NOW],
+            (1011, "The operation was aborted."),
+            r"\(1011\): .*aborted\. \(closed after goAway with no resumption",
+        ),
+    ],
+    ids=["normal-close", "go-away"],
+)
+def test_a_close_with_no_handle_held_is_a_fault(
+    first: list[dict[str, Any]], close: tuple[int, str], expected: str
+) -> None:
+    script = Scripted(first, close)
+    with FakeGeminiLiveServer(script=script) as server, bridge(server) as agent:
+        agent.reset(INFO)
+        with pytest.raises(GeminiLiveFault, match=expected):
+            drive(agent, np.zeros(2 * RATE))
+    assert agent.reconnects == 0 and script.resumed == []
+
+
+def test_a_server_that_goes_away_again_and_again_is_a_fault() -> None:
+    with (
+        stub_server(go_away_after_s=0.2, go_away_time_left_s=5.0) as server,
+        bridge(server, max_reconnects=2) as agent,
+    ):
+        agent.reset(INFO)
+        began = time.perf_counter()
+        with pytest.raises(GeminiLiveFault) as fault:
+            drive(agent, np.zeros(4 * RATE))
+        waited = time.perf_counter() - began
+        records = list(server.sessions)
+    assert str(fault.value) == (
+        "Gemini Live: gave up after 2 reconnections in this call (max_reconnects): "
+        "the server ended the connection again (goAway, 5s left)"
+    )
+    assert agent.reconnects == 2 and len(records) == 3
+    assert [r.resumed is not None for r in records] == [False, True, True]
+    assert waited < 2.5
+
+
+def test_a_resumption_the_server_refuses_is_a_fault() -> None:
+    with (
+        stub_server(go_away_after_s=0.6, go_away_time_left_s=5.0) as server,
+        bridge(server) as agent,
+    ):
+        agent.reset(INFO)
+        drive(agent, np.zeros(RATE // 5))
+        assert server.sessions[0].handles  # the bridge holds one ...
+        server.handles.clear()  # ... that the server forgets: an expired handle
+        with pytest.raises(GeminiLiveFault) as fault:
+            drive(agent, np.zeros(2 * RATE))
+    assert str(fault.value).startswith(
+        f"Gemini Live: resuming the session (handle {server.sessions[0].handles[-1]}) failed: "
+        "the server closed the session (1008)"
+    )
+    assert agent.reconnects == 1 and server.sessions[1].closed is not None

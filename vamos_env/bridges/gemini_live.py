@@ -26,10 +26,11 @@ Per call:
   ``end_call_tool`` is off, an ``end_call`` function so the model can hang up;
   ``output_audio_transcription``; automatic activity detection with
   ``silence_duration_ms`` (and the optional prefix and sensitivities); a voice when
-  given. It waits for ``setupComplete`` (at most ``connect_timeout_s``) and then, when
-  ``opening`` is set (e.g. ``OPENING``), sends it as text so the agent speaks first, as
-  published Live agents do. It is off by default: this env's caller opens each call 1 s
-  in, and a greeting lands on it.
+  given; and ``session_resumption`` (``SessionResumptionConfig()``), so that the server
+  sends handles to resume the session with. It waits for ``setupComplete`` (at most
+  ``connect_timeout_s``) and then, when ``opening`` is set (e.g. ``OPENING``), sends it
+  as text so the agent speaks first, as published Live agents do. It is off by default:
+  this env's caller opens each call 1 s in, and a greeting lands on it.
 - **step** sends the line's 16 kHz frames as PCM16 ``audio/pcm;rate=16000`` blobs
   (``send_realtime_input``); the model's audio (24 kHz, generated faster than real
   time) is resampled to 16 kHz with a streaming filter (``bridges.audio``) and played
@@ -41,13 +42,29 @@ Per call:
   ran gets no response (the server has dropped it). ``end_call`` ends the call once the
   audio before it has been played.
 - ``receive()`` returns at each ``turn_complete``; it is called again in a loop.
+- **resumption**: a Live connection lasts about ten minutes, and the service says
+  ``go_away`` (``time_left``) before it ends one. The bridge keeps the newest handle of
+  a ``session_resumption_update`` that is ``resumable`` (one that is not, sent while the
+  model waits on its function calls, leaves the last one in place). On ``go_away`` with
+  a handle held, it closes the connection (the service refuses to resume a session
+  another socket still holds) and connects again with the same config and
+  ``SessionResumptionConfig(handle=...)``; the server keeps the conversation. It does the
+  same when the socket closes after a ``go_away`` (whatever the code) or closes normally
+  (1000, 1001) while a handle is held. Meanwhile ``step`` goes on: the line's audio and
+  tool results wait in the outbox and go to the new connection (the message being sent
+  when the old one went is sent again), running tool calls keep their ids, and what is
+  left to play plays. Each reconnection is logged (``{"time_s", "reconnect", "why",
+  "handle"}``) and counted (``reconnects``), at most ``max_reconnects`` a call
+  (``MAX_RECONNECTS``). A close with no handle held, a resumption the server refuses
+  or does not complete in ``connect_timeout_s``, or one past the limit is a fault.
 - **usage** sums ``usage_metadata`` over the call: ``prompt_tokens`` /
   ``completion_tokens`` (what the runner prices) and the audio and text tokens each way.
-- **faults**: a server that closes, sends what the SDK cannot read, sends nothing for
-  ``idle_timeout_s``, does not complete the setup in ``connect_timeout_s``, or stops
-  reading (a message unsent for ``send_timeout_s``) makes ``step`` raise
-  ``GeminiLiveFault`` (``reset`` for the setup); ``run.play`` records it as the agent's
-  fault. A session the call stops stepping is closed after ``abandon_after_s``.
+- **faults**: a server that closes (but for the resumption above), sends what the SDK
+  cannot read, sends nothing for ``idle_timeout_s``, does not complete the setup in
+  ``connect_timeout_s``, or stops reading (a message unsent for ``send_timeout_s``)
+  makes ``step`` raise ``GeminiLiveFault`` (``reset`` for the setup); ``run.play``
+  records it as the agent's fault. A session the call stops stepping is closed after
+  ``abandon_after_s``.
 
 The server hears the call in wall time: with ``pace`` (the default) ``step`` holds each
 frame until the instant it ends on the wall clock (counted from the session's start), so
@@ -81,6 +98,12 @@ END_CALL_DECLARATION = {
     "description": "Hang up the call. Use it only after saying goodbye to the caller.",
 }
 _RATE_PARAM = re.compile(r"rate\s*=\s*(\d+)")
+# Reconnections a call may make. At the service's ~10-minute connection lifetime a call
+# of under 900 s needs one or two; a server that ends every connection at once (a goAway
+# loop) would otherwise have the bridge reconnect for the whole call.
+MAX_RECONNECTS = 6
+NORMAL_CLOSES = (1000, 1001)  # a close that is no failure: after it a handle resumes
+LOST = 1006  # the connection dropped without a close frame
 
 
 class GeminiLiveFault(RuntimeError):
@@ -162,6 +185,7 @@ class GeminiLiveAgent:
         send_timeout_s: float = 5.0,
         abandon_after_s: float = 10.0,
         close_timeout_s: float = 3.0,
+        max_reconnects: int = MAX_RECONNECTS,
     ) -> None:
         self.model = model or os.environ.get("GEMINI_LIVE_MODEL") or DEFAULT_MODEL
         self._api_key = api_key
@@ -182,6 +206,7 @@ class GeminiLiveAgent:
         self.send_timeout_s = send_timeout_s
         self.abandon_after_s = abandon_after_s
         self.close_timeout_s = close_timeout_s
+        self.max_reconnects = max_reconnects
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -189,6 +214,7 @@ class GeminiLiveAgent:
         self._main: asyncio.Task[None] | None = None
         self._outbox: asyncio.Queue[Any] | None = None
         self._session: Any = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._fresh_state()
 
     def _fresh_state(self) -> None:
@@ -205,6 +231,11 @@ class GeminiLiveAgent:
         self._sample = 0  # samples of line audio stepped
         self._said = ""  # the current turn's output transcription
         self._unsent: deque[float] = deque()  # when each queued message was queued
+        self._carry: tuple[str, Any] | None = None  # the outbox message being sent
+        self.reconnects = 0
+        self._handle: str | None = None  # the newest resumable handle
+        self._going_away: str | None = None  # the current connection's goAway (time left)
+        self._reconnecting = False  # between connections: no session, and no fault
         now = time.monotonic()
         self._heard_at = now  # the server's last message
         self._stepped_at = now
@@ -312,6 +343,7 @@ class GeminiLiveAgent:
             output_audio_transcription=types.AudioTranscriptionConfig(),
             realtime_input_config=types.RealtimeInputConfig(automatic_activity_detection=detection),
             speech_config=speech,
+            session_resumption=types.SessionResumptionConfig(),
         )
 
     def reset(self, info: Mapping[str, Any]) -> None:
@@ -347,49 +379,171 @@ class GeminiLiveAgent:
             raise
 
     async def _run(self, client: Any, config: Any, ready: asyncio.Future[str | None]) -> None:
-        sender: asyncio.Task[None] | None = None
-        watchdog: asyncio.Task[None] | None = None
+        """The call's connections, one after another: the first, then each resumption."""
+        resume: str | None = None  # the handle the next connection resumes
         try:
-            async with client.aio.live.connect(model=self.model, config=config) as session:
+            while True:
+                try:
+                    why = await self._connection(client, config, resume, ready)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # whatever the server did is its fault
+                    fault = str(exc) if isinstance(exc, GeminiLiveFault) else _describe(exc)
+                    self._fail(fault)
+                    if not ready.done():
+                        ready.set_exception(GeminiLiveFault(f"Gemini Live: {fault}"))
+                    return
+                with self._lock:
+                    if self.reconnects >= self.max_reconnects:
+                        self._fault = self._fault or (
+                            f"gave up after {self.reconnects} reconnections in this call "
+                            f"(max_reconnects): the server ended the connection again ({why})"
+                        )
+                        return
+                    self.reconnects += 1
+                    resume = self._handle
+                    self._heard_at = time.monotonic()
+                    self.log.append(
+                        {
+                            "time_s": self._now(),
+                            "reconnect": self.reconnects,
+                            "why": why,
+                            "handle": resume,
+                        }
+                    )
+        finally:
+            watchdog, self._watchdog = self._watchdog, None
+            if watchdog is not None:
+                watchdog.cancel()
+            with self._lock:
+                self._session = None
+                self._reconnecting = False
+
+    async def _connection(
+        self, client: Any, config: Any, resume: str | None, ready: asyncio.Future[str | None]
+    ) -> str:
+        """One connection of the call, served until it ends: why to resume, or raise."""
+        async with contextlib.AsyncExitStack() as stack:
+            session = await self._connect(stack, client, config, resume)
+            with self._lock:
                 self._session = session
-                self._heard_at = self._stepped_at = time.monotonic()
+                self._going_away = None
+                self._reconnecting = False
+                now = time.monotonic()
+                self._heard_at = now
+                if resume is None:
+                    self._stepped_at = now
+                else:  # what waited through the reconnection was not the server's to read
+                    self._unsent = deque(now for _ in self._unsent)
+            if resume is None:
                 if not ready.done():
                     ready.set_result(session.session_id)
                 if self.opening:
                     await session.send_realtime_input(text=self.opening)
-                sender = asyncio.create_task(self._send_loop(session))
-                watchdog = asyncio.create_task(self._watch())
-                while True:
-                    async for message in session.receive():
-                        self._take(message)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # whatever the server did is its fault
-            why = _describe(exc)
-            self._fail(why)
-            if not ready.done():
-                ready.set_exception(GeminiLiveFault(f"Gemini Live: {why}"))
-        finally:
-            for task in (sender, watchdog):
-                if task is not None:
-                    task.cancel()
-            self._session = None
+            if self._watchdog is None:
+                self._watchdog = asyncio.create_task(self._watch())
+            stop = asyncio.Event()
+            sender = asyncio.create_task(self._send_loop(session, stop))
+            try:
+                return await self._receive(session)
+            except Exception as exc:
+                why = self._resumable(exc)
+                if why is None:
+                    self._fail(self._close_fault(exc))
+                    raise
+                return why
+            finally:
+                await self._stop_sending(sender, stop)
+                with self._lock:
+                    self._session = None
+        raise AssertionError("unreachable")  # for mypy: the block returns or raises
 
-    async def _send_loop(self, session: Any) -> None:
-        assert self._outbox is not None
+    async def _connect(
+        self, stack: contextlib.AsyncExitStack, client: Any, config: Any, resume: str | None
+    ) -> Any:
+        """Open a connection and wait for its ``setupComplete`` (a fault when it fails)."""
+        if resume is not None:
+            from google.genai import types
+
+            config = config.model_copy(
+                update={"session_resumption": types.SessionResumptionConfig(handle=resume)}
+            )
+        try:
+            async with asyncio.timeout(self.connect_timeout_s):
+                return await stack.enter_async_context(
+                    client.aio.live.connect(model=self.model, config=config)
+                )
+        except Exception as exc:
+            why = (
+                f"no setupComplete within {self.connect_timeout_s:g} s"
+                if isinstance(exc, TimeoutError)
+                else _describe(exc)
+            )
+            if resume is not None:
+                why = f"resuming the session (handle {resume}) failed: {why}"
+            raise GeminiLiveFault(why) from exc
+
+    async def _receive(self, session: Any) -> str:
+        """Read the connection until a goAway comes with a handle to resume: why to go."""
         while True:
-            kind, payload = await self._outbox.get()
+            async for message in session.receive():
+                self._take(message)
+                with self._lock:
+                    if self._going_away is not None and self._handle is not None:
+                        self._reconnecting = True
+                        return f"goAway, {self._going_away} left"
+
+    def _resumable(self, exc: BaseException) -> str | None:
+        """Why to resume after the connection ended with ``exc``; None when it is a fault."""
+        code = _close_code(exc)
+        with self._lock:
+            if code is None or self._handle is None:
+                return None
+            if self._going_away is None and code not in NORMAL_CLOSES:
+                return None
+            self._reconnecting = True
+            if self._going_away is not None:
+                return f"closed ({code}) after goAway, {self._going_away} left"
+            return f"closed ({code})"
+
+    def _close_fault(self, exc: BaseException) -> str:
+        why = _describe(exc)
+        if _close_code(exc) is not None and self._handle is None:
+            after = " after goAway" if self._going_away is not None else ""
+            why += f" (closed{after} with no resumption handle to resume the session with)"
+        return why
+
+    async def _send_loop(self, session: Any, stop: asyncio.Event) -> None:
+        """Send the outbox in order; a message the connection's end cuts off goes again."""
+        from websockets.exceptions import ConnectionClosed
+
+        assert self._outbox is not None
+        while not stop.is_set():
+            if self._carry is None:
+                self._carry = await self._outbox.get()
+            kind, payload = self._carry
             try:
                 if kind == "audio":
                     await session.send_realtime_input(audio=payload)
                 else:
                     await session.send_tool_response(function_responses=payload)
+            except ConnectionClosed:
+                return  # the receiving side hears the close: it resumes, or it fails the call
             except Exception as exc:
                 self._fail(f"sending {kind} failed: {_describe(exc)}")
                 return
+            self._carry = None
             with self._lock:
                 if self._unsent:
                     self._unsent.popleft()
+
+    async def _stop_sending(self, sender: asyncio.Task[None], stop: asyncio.Event) -> None:
+        """Stop the sender between messages (one cut off mid-send goes again, maybe twice)."""
+        stop.set()
+        if not sender.done() and self._carry is not None:  # mid-send: let it end
+            await asyncio.wait({sender}, timeout=self.send_timeout_s)
+        sender.cancel()  # waiting on the outbox: its next message stays there
+        await asyncio.gather(sender, return_exceptions=True)
 
     async def _watch(self) -> None:
         """Close a session the call no longer steps (it ended, or its runner moved on)."""
@@ -451,8 +605,12 @@ class GeminiLiveAgent:
                 self.log.append({"time_s": self._now(), "cancelled": sorted(ids)})
             if message.usage_metadata is not None:
                 self.usage.add(message.usage_metadata)
+            update = message.session_resumption_update
+            if update is not None and update.resumable and update.new_handle:
+                self._handle = update.new_handle
             if message.go_away is not None:
-                self.log.append({"time_s": self._now(), "go_away": str(message.go_away.time_left)})
+                self._going_away = str(message.go_away.time_left or "an unknown time")
+                self.log.append({"time_s": self._now(), "go_away": self._going_away})
 
     def _content(self, content: Any) -> None:
         if content.interrupted:
@@ -497,15 +655,23 @@ class GeminiLiveAgent:
         self._stepped_at = now
         with self._lock:
             fault = self._fault
-            if fault is None and self._session is None:
+            # Between connections there is no session and no server to hear from: the
+            # reconnection is bounded by its own timeouts (send, close, connect_timeout_s).
+            between = self._reconnecting
+            if fault is None and not between and self._session is None:
                 fault = (
                     "no session: call reset(info) first"
                     if self._main is None
                     else ("the session has ended")
                 )
-            if fault is None and now - self._heard_at > self.idle_timeout_s:
+            if fault is None and not between and now - self._heard_at > self.idle_timeout_s:
                 fault = f"no message from the server for {self.idle_timeout_s:g} s"
-            if fault is None and self._unsent and now - self._unsent[0] > self.send_timeout_s:
+            if (
+                fault is None
+                and not between
+                and self._unsent
+                and now - self._unsent[0] > self.send_timeout_s
+            ):
                 fault = (
                     f"the server stopped reading: {len(self._unsent)} messages unsent for "
                     f"{now - self._unsent[0]:.1f} s"
@@ -559,6 +725,16 @@ class GeminiLiveAgent:
         loop.call_soon_threadsafe(outbox.put_nowait, (kind, payload))
 
 
+def _close_code(exc: BaseException) -> int | None:
+    """The WebSocket close code of a connection's end (1006 when lost), None if not a close."""
+    from websockets.exceptions import ConnectionClosed
+
+    if isinstance(exc, ConnectionClosed):
+        return exc.rcvd.code if exc.rcvd is not None else LOST
+    code = getattr(exc, "code", None)  # the SDK raises APIError(code) for a close it read
+    return code if isinstance(code, int) and code >= 1000 else None
+
+
 def _describe(exc: BaseException) -> str:
     """A server failure in words: the close code and reason when the socket closed."""
     from websockets.exceptions import ConnectionClosed
@@ -574,4 +750,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-__all__ = ["DEFAULT_MODEL", "OPENING", "GeminiLiveAgent", "GeminiLiveFault", "LiveUsage"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MAX_RECONNECTS",
+    "OPENING",
+    "GeminiLiveAgent",
+    "GeminiLiveFault",
+    "LiveUsage",
+]

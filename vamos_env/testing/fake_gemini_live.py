@@ -52,21 +52,48 @@ message that is not ``setup``, a function response without an ``id`` or with one
 answers no open call, activity signals while automatic detection is on, audio that is
 not ``audio/pcm``. An unknown model (when ``models`` is given) closes with 1008.
 
+**Resumption and goAway.** A setup with ``sessionResumption`` asks for handles: one
+``sessionResumptionUpdate {newHandle, resumable: true}`` follows ``setupComplete``, and
+another each completed turn; a ``toolCall`` is followed by ``{resumable: false}`` (no
+handle), as the service marks a session it cannot resume while the model waits on its
+function calls (python-genai ``LiveServerSessionResumptionUpdate``). Each handle names
+its session, which lives on the server beyond its connection: a new connection whose
+setup carries ``sessionResumption.handle`` gets ``setupComplete`` (a new ``sessionId``)
+and the same agent, conversation, usage context and open function calls, so a
+``toolResponse`` on it answers a call made on the connection before. The fake cannot
+roll its agent back to the instant a handle was issued: any handle of a session resumes
+it as it is now, and what the agent said or called after its connection went is sent
+on the resumed one. A handle the server never issued is refused with 1008 (the close
+the service sends for what it does not find, as for an unknown model; the service's
+own code for a bad handle is not documented). A handle whose session another
+connection still holds open is refused with 1011 "The service is currently
+unavailable." (reported of the service by clients that resumed before closing the old
+socket). A resumed connection keeps the setup of the session's first connection; the
+new one is recorded. ``go_away_after_s`` sends ``goAway {timeLeft}`` (a proto3
+Duration, ``"1s"``) that long after each ``setupComplete``, and closes the connection
+``go_away_time_left_s`` later with 1011 "The operation was aborted." (the SDK documents
+the end as ABORTED; the close code is the fake's choice). The service does so about ten
+minutes into every connection.
+
 ``misbehave`` turns the server into a broken one for fault tests: ``"no_setup"`` (never
 answers the setup), ``"silent"`` (completes the setup, then never sends anything),
 ``"close"`` (closes with 1011 after the setup), ``"garbage"`` (sends bytes that are not
 JSON after the setup). ``script`` replaces the agent with a coroutine
 ``script(connection, setup)`` that plays the server's side itself.
 
-Every session is recorded in ``sessions`` (``LiveSessionRecord``). Not modelled: session
-resumption, context compression, ``goAway``, video, the service's own voice activity
-events, ``clientContent`` beyond being recorded.
+Every connection is recorded in ``sessions`` (``LiveSessionRecord``, with the handle it
+resumed, the handles it sent and its goAway); ``handles`` maps each issued handle to its
+session (drop one to model an expired handle). Not modelled: transparent resumption
+(``lastConsumedClientMessageIndex``; the SDK allows it on Vertex only), handle expiry
+in time, context compression, video, the service's own voice activity events,
+``clientContent`` beyond being recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import datetime
 import ipaddress
 import itertools
@@ -100,6 +127,8 @@ INVALID = 1007  # "invalid frame payload data": what the service closes with for
 POLICY = 1008
 INTERNAL = 1011
 END_CALL = "end_call"
+UNAVAILABLE = "The service is currently unavailable."
+ABORTED = "The operation was aborted."
 
 SETUP_FIELDS = frozenset(
     {
@@ -139,6 +168,7 @@ ACTIVITY_FIELDS = frozenset(
 FUNCTION_RESPONSE_FIELDS = frozenset(
     {"id", "name", "response", "parts", "willContinue", "scheduling"}
 )
+RESUMPTION_FIELDS = frozenset({"handle", "transparent"})
 
 Script = Callable[[Any, dict[str, Any]], Awaitable[None]]
 
@@ -266,6 +296,9 @@ class LiveSessionRecord:
     interruptions: int = 0
     turns: int = 0
     closed: tuple[int, str] | None = None  # the close this server sent
+    resumed: str | None = None  # the handle its setup resumed (None: a new session)
+    handles: list[str] = field(default_factory=list)  # the resumable handles sent on it
+    go_away: str | None = None  # the goAway's timeLeft, when one was sent
 
 
 def _close_reason(message: str) -> str:
@@ -307,6 +340,18 @@ def _tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+def _duration(seconds: float) -> str:
+    """A proto3 JSON Duration, as ``goAway.timeLeft`` carries it: ``"1s"``, ``"0.500s"``."""
+    millis = max(0, round(seconds * 1000))
+    return f"{millis // 1000}s" if millis % 1000 == 0 else f"{millis / 1000:.3f}s"
+
+
+def _is_open(ws: Any) -> bool:
+    from websockets.protocol import State
+
+    return bool(ws is not None and ws.state is State.OPEN)
+
+
 def default_agent(setup: dict[str, Any]) -> Any:
     """The local voice stack, its end-of-turn silence from the setup's activity detection."""
     from vamos_env.channel.audio.vad import DetectorSettings
@@ -322,7 +367,9 @@ def default_agent(setup: dict[str, Any]) -> Any:
 
 # -- one session -------------------------------------------------------------------------------
 class _Session:
-    """The server's side of one connection once its setup is accepted."""
+    """The server's side of one session: its agent and conversation, and the connection
+    that holds it now (``attach``). Without resumption a session has one connection; with
+    it, each connection that resumes one of its handles takes it over in turn."""
 
     def __init__(self, server: FakeGeminiLiveServer, ws: Any, record: LiveSessionRecord) -> None:
         self.server = server
@@ -330,6 +377,7 @@ class _Session:
         self.record = record
         setup = record.setup or {}
         self.setup = setup
+        self.resumable = _pick(setup, "sessionResumption") is not None
         self.declared: set[str] = set()
         for tool in _pick(setup, "tools") or []:
             for declaration in _pick(tool, "functionDeclarations") or []:
@@ -353,6 +401,14 @@ class _Session:
         self.context_tokens = _tokens(self.system) + _tokens(
             json.dumps(_pick(setup, "tools") or [])
         )
+        # The conversation so far, over all its connections: what each turn's usage counts.
+        self.heard_s = 0.0
+        self.heard_texts: list[str] = []
+        # What the agent made that no connection has taken yet (sent in order; what a
+        # connection that went could not take waits for the one that resumes the session).
+        self.undelivered: list[dict[str, Any]] = []
+        self.serving = asyncio.Lock()  # held by the connection serving the session
+        self.stopping = False  # the serving connection has ended: its worker stops
         self.agent: Any = None
         self.pending_audio = np.zeros(0)
         self.heard: dict[int, Resampler] = {}  # by the client's rate: its audio to 16 kHz
@@ -478,6 +534,8 @@ class _Session:
                 self.record.tool_calls.append(call)
             self.turn_open = True
             out.append({"toolCall": {"functionCalls": calls}})
+            if self.resumable:  # waiting on its function calls, the session cannot resume
+                out.append({"sessionResumptionUpdate": {"resumable": False}})
 
     def _turn_end(self, out: list[dict[str, Any]]) -> None:
         if not self.turn_open:
@@ -502,8 +560,8 @@ class _Session:
             out.append({"serverContent": {"generationComplete": True}})
         self.turn_open = False
         self.record.turns += 1
-        audio_in = round(self.record.audio_in_s * TOKENS_PER_AUDIO_S)
-        text_in = self.context_tokens + sum(_tokens(t) for t in self.record.texts)
+        audio_in = round(self.heard_s * TOKENS_PER_AUDIO_S)
+        text_in = self.context_tokens + sum(_tokens(t) for t in self.heard_texts)
         audio_out = round(self.turn_audio_s * TOKENS_PER_AUDIO_S)
         self.turn_audio_s = 0.0
         out.append(
@@ -521,6 +579,15 @@ class _Session:
                 },
             }
         )
+        if self.resumable:
+            out.append(self.resumption_update())
+
+    def resumption_update(self) -> dict[str, Any]:
+        """A new handle for the session as it is now (``sessionResumptionUpdate``)."""
+        handle = f"fake-handle-{secrets.token_urlsafe(12)}"
+        self.server.handles[handle] = self
+        self.record.handles.append(handle)
+        return {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}}
 
     # -- the wire ------------------------------------------------------------------------------
     def take(self, message: dict[str, Any]) -> None:
@@ -570,6 +637,7 @@ class _Session:
                 self.heard[rate] = Resampler(rate, RATE)
             pcm = self.heard[rate](pcm_audio(raw[: len(raw) // 2 * 2]))
             self.record.audio_in_s += len(pcm) / RATE
+            self.heard_s += len(pcm) / RATE
             joined = np.concatenate([self.pending_audio, pcm])
             whole = len(joined) // FRAME * FRAME
             self.frames += [joined[a : a + FRAME] for a in range(0, whole, FRAME)]
@@ -577,6 +645,7 @@ class _Session:
         text = _pick(body, "text")
         if isinstance(text, str) and text:
             self.record.texts.append(text)
+            self.heard_texts.append(text)
             self.texts.append(text)
 
     def _tool_response(self, body: dict[str, Any]) -> None:
@@ -607,21 +676,41 @@ class _Session:
                 entry["result"] = answer
             self.results.append(entry)
 
+    def attach(self, ws: Any, record: LiveSessionRecord) -> None:
+        """Serve the session on this connection (its first, or one that resumed it)."""
+        self.ws = ws
+        self.record = record
+        self.stopping = False
+        self.wake.set()  # what the last connection left unsent or unheard goes on
+
     async def run(self) -> None:
-        """Feed what arrives to the agent, one batch at a time, and send what it says."""
-        while True:
-            await self.wake.wait()
-            self.wake.clear()
-            if not self.frames and not self.texts:
-                continue
-            frames, self.frames = self.frames, []
-            texts, self.texts = self.texts, []
-            results = self.results if frames else []
-            if frames:
-                self.results = []
-            messages = await asyncio.to_thread(self.advance, frames, texts, results)
-            for message in messages:
-                await self.ws.send(json.dumps(message))
+        """Feed what arrives to the agent, one batch at a time, and send what it says.
+
+        It ends when its connection does (``stopping``, or a send to a closed socket),
+        never in the middle of a batch: the agent's step runs to its end and what it made
+        waits in ``undelivered``, so no message is lost or sent twice."""
+        from websockets.exceptions import ConnectionClosed
+
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await self.flush()
+                await self.wake.wait()
+                self.wake.clear()
+                if self.stopping:
+                    return
+                if not self.frames and not self.texts:
+                    continue
+                frames, self.frames = self.frames, []
+                texts, self.texts = self.texts, []
+                results = self.results if frames else []
+                if frames:
+                    self.results = []
+                self.undelivered += await asyncio.to_thread(self.advance, frames, texts, results)
+
+    async def flush(self) -> None:
+        while self.undelivered:
+            await self.ws.send(json.dumps(self.undelivered[0]))
+            self.undelivered.pop(0)
 
 
 # -- the server ----------------------------------------------------------------------------------
@@ -637,6 +726,8 @@ class FakeGeminiLiveServer:
         misbehave: str | None = None,
         script: Script | None = None,
         setup_timeout_s: float = 10.0,
+        go_away_after_s: float | None = None,
+        go_away_time_left_s: float = 1.0,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -645,16 +736,21 @@ class FakeGeminiLiveServer:
                 "misbehave: expected None, 'no_setup', 'silent', 'close' or 'garbage', "
                 f"got {misbehave!r}"
             )
+        if go_away_after_s is not None and go_away_after_s < 0:
+            raise ValueError(f"go_away_after_s: expected None or >= 0, got {go_away_after_s}")
         self.api_key = api_key
         self.agent_factory = agent_factory
         self.models = None if models is None else {m.removeprefix("models/") for m in models}
         self.misbehave = misbehave
         self.script = script
         self.setup_timeout_s = setup_timeout_s
+        self.go_away_after_s = go_away_after_s
+        self.go_away_time_left_s = go_away_time_left_s
         self.host = host
         self._port = port
         self.tls = LoopbackTls.create()
         self.sessions: list[LiveSessionRecord] = []
+        self.handles: dict[str, _Session] = {}  # every handle issued -> its session
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: Any = None
@@ -799,14 +895,60 @@ class FakeGeminiLiveServer:
         if self.misbehave is not None:
             await self._misbehave(ws, session_id, refuse)
             return
-        session = _Session(self, ws, record)
+        resumption = _pick(setup, "sessionResumption")
+        handle = _pick(resumption, "handle") if isinstance(resumption, dict) else None
+        if handle:
+            try:
+                session = await self._resume(str(handle))
+            except Refused as exc:
+                await refuse(exc.code, str(exc))
+                return
+            record.resumed = str(handle)
+        else:
+            session = _Session(self, ws, record)
+            try:
+                await asyncio.to_thread(session.start_agent)
+            except Exception as exc:  # the model behind failed
+                await refuse(INTERNAL, f"Internal error encountered: {exc}")
+                return
+            await session.serving.acquire()
         try:
-            await asyncio.to_thread(session.start_agent)
-        except Exception as exc:  # the model behind failed
-            await refuse(INTERNAL, f"Internal error encountered: {exc}")
-            return
+            await self._connection(ws, session, record, session_id, refuse)
+        finally:
+            session.serving.release()
+
+    async def _resume(self, handle: str) -> _Session:
+        """The session a handle names, once the connection that held it has let it go."""
+        session = self.handles.get(handle)
+        if session is None:
+            raise Refused("Session resumption handle not found: it is unknown or expired.", POLICY)
+        if _is_open(session.ws):
+            raise Refused(UNAVAILABLE, INTERNAL)
+        try:  # the old connection's closing: its worker finishes the agent's step
+            await asyncio.wait_for(session.serving.acquire(), self.setup_timeout_s)
+        except TimeoutError:
+            raise Refused(UNAVAILABLE, INTERNAL) from None
+        return session
+
+    async def _connection(
+        self,
+        ws: Any,
+        session: _Session,
+        record: LiveSessionRecord,
+        session_id: str,
+        refuse: Callable[[int, str], Awaitable[None]],
+    ) -> None:
+        """One connection of a session: read it, and let the worker speak on it."""
+        session.attach(ws, record)
         await ws.send(json.dumps({"setupComplete": {"sessionId": session_id}}))
+        if session.resumable:
+            await ws.send(json.dumps(session.resumption_update()))
         worker = asyncio.create_task(session.run())
+        ending = (
+            asyncio.create_task(self._go_away(ws, session.record, refuse))
+            if self.go_away_after_s is not None
+            else None
+        )
         try:
             async for raw in ws:
                 try:
@@ -819,10 +961,34 @@ class FakeGeminiLiveServer:
                     break
         except Exception:  # the client went away
             pass
-        if worker.done() and not worker.cancelled() and worker.exception() is not None:
+        finally:
+            if ending is not None:
+                ending.cancel()
+            session.stopping = True
+            session.wake.set()
+            await asyncio.wait({worker}, timeout=self.setup_timeout_s)
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
+        if not worker.cancelled() and worker.exception() is not None:
             await refuse(INTERNAL, f"Internal error encountered: {worker.exception()}")
-        worker.cancel()
-        await asyncio.gather(worker, return_exceptions=True)
+
+    async def _go_away(
+        self, ws: Any, record: LiveSessionRecord, refuse: Callable[[int, str], Awaitable[None]]
+    ) -> None:
+        """The connection's end of life: ``goAway``, then the close ``timeLeft`` later."""
+        from websockets.exceptions import ConnectionClosed
+
+        assert self.go_away_after_s is not None
+        await asyncio.sleep(self.go_away_after_s)
+        left = _duration(self.go_away_time_left_s)
+        try:
+            await ws.send(json.dumps({"goAway": {"timeLeft": left}}))
+        except ConnectionClosed:
+            return
+        record.go_away = left
+        await asyncio.sleep(self.go_away_time_left_s)
+        if _is_open(ws):
+            await refuse(INTERNAL, ABORTED)
 
     async def _misbehave(self, ws: Any, session_id: str, refuse: Any) -> None:
         await ws.send(json.dumps({"setupComplete": {"sessionId": session_id}}))
@@ -879,6 +1045,13 @@ class FakeGeminiLiveServer:
                     ACTIVITY_FIELDS,
                     "setup.realtime_input_config.automatic_activity_detection",
                 )
+        resumption = _pick(setup, "sessionResumption")
+        if resumption is not None:
+            if not isinstance(resumption, dict):
+                raise Refused(
+                    "Invalid JSON payload received. 'session_resumption' must be an object."
+                )
+            _unknown(resumption, RESUMPTION_FIELDS, "setup.session_resumption")
         invalid = _validate_tools(_pick(setup, "tools"))
         if invalid is not None:
             raise Refused(str(invalid[1]["error"]["message"]).strip())
