@@ -33,7 +33,7 @@ from vamos_env.duplex.knowing import (
     CODE_MARGIN_NATS,
     MARGIN_NATS,
     KnowingEar,
-    _Scorer,
+    ReadingScorer,
     code_reading,
     name_reading,
     written_forms,
@@ -55,7 +55,7 @@ def _gap(audio: np.ndarray, ear: KnowingEar) -> dict[str, float]:
     model = engines._model(ear.ear)
     segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
     text = " ".join(s.text.strip() for s in segments).strip()
-    scorer = _Scorer(model, clip)
+    scorer = ReadingScorer(model, clip)
     gaps = {}
     for phrase, reading, kind in [
         *((n, name_reading, "name") for n in ear.names),

@@ -193,3 +193,77 @@ def test_amounts_said_whole_in_the_cascade_s_voice_mostly_come_back_as_said() ->
         for w, cents in zip(words, wanted, strict=True)
     )
     assert right >= 40, right
+
+
+def test_teen_ten_pairs_find_numbers_ending_in_a_teen_or_a_ten() -> None:
+    from vamos_env.duplex.ear import teen_ten_pairs
+
+    assert teen_ten_pairs("$250.28,") == [(1, 4, "215", "250")]
+    assert teen_ten_pairs("$215.28") == [(1, 4, "215", "250")]
+    assert teen_ten_pairs("1,250") == [(0, 5, "1,215", "1,250")]
+    assert teen_ten_pairs("$13") == [(1, 3, "13", "30")]
+    # Cents are a number of their own; ordinals and other endings are left alone.
+    assert teen_ten_pairs("$2.50") == [(3, 5, "15", "50")]
+    assert teen_ten_pairs("due on the 16th, the 30th") == []
+    assert teen_ten_pairs("$200, 28 cents, $12") == []
+
+
+class _Scores:
+    """A scorer that knows the score of each reading containing a given figure."""
+
+    def __init__(self, **by_figure: float) -> None:
+        self.by_figure = by_figure
+        self.asked: list[str] = []
+
+    def score(self, text: str) -> float:
+        self.asked.append(text)
+        return next(v for k, v in self.by_figure.items() if k.strip("_") in text)
+
+
+def _said(text: str) -> list[TimedWord]:
+    return [TimedWord(i * 0.3, i * 0.3 + 0.3, f" {w}") for i, w in enumerate(text.split())]
+
+
+def test_settling_takes_the_teen_unless_the_audio_says_the_ten() -> None:
+    from vamos_env.duplex.ear import TEEN_MARGIN_NATS, settle_teens
+
+    words = _said("Your last payment was $250.28, paid")
+    # Near-equal scores (the audio does not tell them apart): the teen.
+    settled = settle_teens(words, _Scores(_215=-2.7, _250=-2.4))  # type: ignore[arg-type]
+    assert joined(settled) == "Your last payment was $215.28, paid"
+    # The ten clearly better: the ten stays.
+    settled = settle_teens(words, _Scores(_215=-11.5, _250=-1.9))  # type: ignore[arg-type]
+    assert joined(settled) == "Your last payment was $250.28, paid"
+    # Exactly at the margin still the teen; past it the ten.
+    at = _Scores(_215=-1.0 - TEEN_MARGIN_NATS, _250=-1.0)
+    assert "$215.28" in joined(settle_teens(words, at))  # type: ignore[arg-type]
+    past = _Scores(_215=-1.01 - TEEN_MARGIN_NATS, _250=-1.0)
+    assert "$250.28" in joined(settle_teens(words, past))  # type: ignore[arg-type]
+    # Times are kept; words after the scored window are left as written.
+    assert [w.start_s for w in settled] == [w.start_s for w in words]
+    late = [TimedWord(31.0, 31.5, " $50")]
+    scores = _Scores(_15=0.0, _50=-9.0)
+    assert settle_teens(late, scores) == late  # type: ignore[arg-type]
+    assert scores.asked == []
+
+
+@pytest.mark.audio
+def test_the_grader_hears_teens_the_prior_turns_into_tens() -> None:
+    from vamos_env.channel.audio import engines
+    from vamos_env.duplex.cascade import agent_voice_synthesizer
+    from vamos_env.duplex.ear import GradingEar
+    from vamos_env.speech import find_money
+
+    say = agent_voice_synthesizer()
+    ear = GradingEar("whisper-tiny.en")
+
+    def heard(line: str, by=ear) -> list[int]:
+        return [m.value for m in find_money("".join(w.text for w in by(say(line))))]
+
+    teen = "Your last payment was $215.28, paid on September 9."
+    plain = lambda audio: engines.transcribe_timed(audio, "whisper-tiny.en")  # noqa: E731
+    assert heard(teen, plain) == [25028]  # why the grader settles teens
+    assert heard(teen) == [21528]
+    assert heard("Your last payment was $250.28, paid on September 9.") == [25028]
+    assert heard("That comes to $114 in all.") == [11400]
+    assert heard("That comes to $140 in all.") == [14000]

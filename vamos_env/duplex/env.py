@@ -16,7 +16,6 @@ breakdown, ``info["duplex"]`` the call's turn-taking metrics and timeline.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -171,7 +170,8 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         self._twins = self._snapshot.clone()
         session = CallSession(self._twins.clients())
         from vamos_env.callers.scripted import ScriptedCaller
-        from vamos_env.channel.audio.engines import transcribe_timed, voice_for
+        from vamos_env.channel.audio.engines import voice_for
+        from vamos_env.duplex.ear import GradingEar
 
         caller = ScriptedCaller(
             task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
@@ -187,7 +187,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             taking=turn_taking(persona),
             synthesize=_caller_voice(voice),
             recognise=caller_ear(task),
-            grading_ear=functools.partial(transcribe_timed, ear=self.grading_ear),
+            grading_ear=GradingEar(self.grading_ear),
             max_call_s=self.max_call_s,
         )
         self._stop_serving()

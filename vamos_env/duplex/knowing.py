@@ -29,17 +29,15 @@ read-back grants nothing: ``verify_caller`` still checks what the agent typed.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Any
 
 import numpy as np
 
 from vamos_env.channel.audio import engines
-from vamos_env.channel.audio.engines import RATE, Audio, Ear
+from vamos_env.channel.audio.engines import RATE, Audio, Ear, ReadingScorer
 
 # A reading that puts the caller's own name in scores at most this many nats below the
 # free reading to be heard; for a code, at most CODE_MARGIN_NATS. Over the exam's 23
@@ -207,7 +205,7 @@ class KnowingEar:
         text = " ".join(s.text.strip() for s in segments).strip()
         if not text:
             return text
-        scorer = _Scorer(model, clip)
+        scorer = ReadingScorer(model, clip)
         for name in self.names:
             readings = [r for form in written_forms(name) for r in name_readings(text, form)]
             text = self._own(scorer, text, readings, self.margin)
@@ -216,7 +214,7 @@ class KnowingEar:
             text = self._own(scorer, text, [reading] if reading else [], self.code_margin)
         return text
 
-    def _own(self, scorer: _Scorer, text: str, readings: list[str], margin: float) -> str:
+    def _own(self, scorer: ReadingScorer, text: str, readings: list[str], margin: float) -> str:
         """The best of ``readings`` when it scores within ``margin`` nats of ``text``;
         else ``text``."""
         if not readings:
@@ -226,39 +224,6 @@ class KnowingEar:
             return text
         self.heard_own += 1
         return best
-
-
-class _Scorer:
-    """Teacher-forced log-probability of a reading of one clip (encoded at the first
-    score, then kept)."""
-
-    def __init__(self, model: Any, clip: Audio) -> None:
-        self._model = model
-        self._clip = clip
-        self._encoded: Any = None
-        self._scores: dict[str, float] = {}
-
-    def _encode(self) -> None:
-        from faster_whisper.audio import pad_or_trim
-        from faster_whisper.tokenizer import Tokenizer
-
-        model = self._model
-        self._tokenizer = Tokenizer(
-            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
-        )
-        features = model.feature_extractor(self._clip)
-        self._frames = min(int(features.shape[-1]), 3000)
-        self._encoded = model.encode(pad_or_trim(features))
-        self._start = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
-
-    def score(self, text: str) -> float:
-        if self._encoded is None:
-            self._encode()
-        if text not in self._scores:
-            tokens = self._tokenizer.encode(" " + text.strip())
-            result = self._model.model.align(self._encoded, self._start, [tokens], self._frames)
-            self._scores[text] = sum(math.log(max(p, 1e-12)) for p in result[0].text_token_probs)
-        return self._scores[text]
 
 
 __all__ = [
