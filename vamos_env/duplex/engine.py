@@ -37,7 +37,15 @@ ran, ordered by time. Words of a stretch that spans a tool call go to either sid
 their aligned start, so every word stands on the right side of every tool call
 (docs/grading.md, "Duplex calls").
 
-Nothing reads the wall clock; the call is reproducible from its generators.
+A caller played by a model session (``caller_stream``, a ``model_caller.ModelCaller``)
+replaces steps 1 and 4 on the caller's side: each frame the session hears what came up
+the line in the frame before and answers with its frame of voice; it takes turns by
+itself (none of the rules above), its transcript gives the caller's turns, and its
+speech for the metrics is where its voice carried speech. The room, the line, the agent's
+side, the tools and the grading are the same.
+
+Nothing reads the wall clock; the call is reproducible from its generators (a model
+caller's session is not, and holds the call to the wall clock).
 """
 
 from __future__ import annotations
@@ -197,6 +205,7 @@ class DuplexCall:
         grading_ear: TimedRecognise | None = None,
         max_call_s: float = MAX_CALL_S,
         keep_line_audio: bool = False,
+        caller_stream: Any = None,
     ) -> None:
         self.episode = episode
         self.caller: Caller = episode.caller
@@ -249,6 +258,14 @@ class DuplexCall:
         # What the caller's ear made of the agent each time it answered (for diagnosis: the
         # grader reads the agent's audio with its own ear, ``finish``).
         self.caller_heard: list[tuple[float, str]] = []
+        # A caller played by a model session (``model_caller.ModelCaller``): its voice
+        # frames come from the session, which hears the line itself (no synthesis, no
+        # turn-taking rules, no caller ear). Its voice is taped to find its speech.
+        self.caller_stream = caller_stream
+        self.voice_tape = _Tape() if caller_stream is not None else None
+        self._last_heard = np.zeros(FRAME)
+        self._hang_up_at: int | None = None
+        self._last_caller_turn: Turn | None = None
 
     # -- the clock -----------------------------------------------------------------------
     @property
@@ -326,6 +343,8 @@ class DuplexCall:
             self._end("end_call")
 
     def _frame(self, agent_frame: Audio) -> Audio:
+        if self.caller_stream is not None:
+            return self._streamed_frame(agent_frame)
         voice = self._caller_frame()
         room = self.stream.take(FRAME)
         to_agent = self.line_to_agent(dither(voice + room, self._dither_rng))
@@ -341,6 +360,73 @@ class DuplexCall:
             self.truncated = True
             self._end("turn_limit")
         return to_agent
+
+    # -- a caller played by a model session ------------------------------------------------
+    def _streamed_frame(self, agent_frame: Audio) -> Audio:
+        """One frame with the caller's voice from its session, which hears what came up
+        the line in the frame before (a frame of delay, as the agent has)."""
+        voice = self._session_voice()
+        room = self.stream.take(FRAME)
+        to_agent = self.line_to_agent(dither(voice + room, self._dither_rng))
+        heard = self.line_to_caller(agent_frame)
+        self.agent_tape.append(agent_frame)
+        self.heard_tape.append(heard)
+        self.room_tape.append(room)
+        assert self.voice_tape is not None
+        self.voice_tape.append(voice)
+        if self.line_tape is not None:
+            self.line_tape.append(to_agent)
+        self._last_heard = heard
+        self.sample += FRAME
+        self._watch(heard)
+        if not self.ended and self.now_s >= self.max_call_s:
+            self.truncated = True
+            self._end("turn_limit")
+        return to_agent
+
+    def _session_voice(self) -> Audio:
+        stream = self.caller_stream
+        voice = np.zeros(FRAME)
+        if not stream.ended:
+            voice = np.asarray(stream.frame(self._last_heard), dtype=np.float64)
+        for said in stream.take_said():
+            words = self.episode._clean(said.text)
+            last = self._last_caller_turn
+            if said.cut and last is not None and (not words or last.text.startswith(words)):
+                # A barge-in cut what it was saying: the turn keeps the words played.
+                last.text, last.cut = words, True
+                self._event("caller_yielded", words, round(said.time_s * RATE))
+                continue
+            if not words:
+                continue
+            turn = self.episode._add(speaker="caller", text=words, cut=said.cut)
+            self.turn_times[id(turn)] = said.time_s
+            self.turn_ends[id(turn)] = said.time_s
+            self._last_caller_turn = turn
+        if self._hang_up_at is not None or not stream.ended:
+            return voice
+        if stream.fault is not None:
+            self._event("caller_fault", stream.fault)
+            self._event("caller_hang_up", "caller_error")
+            self._hang_up_at = self.sample
+        elif stream.hung_up:
+            self._event("caller_hang_up", "caller_ended")
+            self._hang_up_at = self.sample
+        return voice
+
+    def _watch(self, heard: Audio) -> None:
+        """The call's own detector over the agent (its stretches go to the grader's ear),
+        the caller's hang-up (its session's fault ends the call at once) and a transfer."""
+        for event in self.hearing.feed(heard):
+            if isinstance(event, Offset):
+                self.agent_stretches.append((event.start, event.end))
+        stream = self.caller_stream
+        if self._hang_up_at is not None:
+            tail = 0 if stream.fault is not None else round(HANG_UP_TAIL_S * RATE)
+            if self.sample - self._hang_up_at >= tail:
+                self._end("hang_up")
+            return
+        self._transfer_ended(self.sample)
 
     # -- the caller's voice --------------------------------------------------------------
     def _caller_frame(self) -> Audio:
@@ -557,6 +643,10 @@ class DuplexCall:
         for index, turn in enumerate(ordered):
             turn.index = index
         self.episode.transcript.turns[:] = ordered
+        if self.caller_stream is not None:
+            self.caller_segments = self._voiced(self.voice_tape)
+            self.caller_stream.review(ordered)
+            self.caller_stream.close()
 
     def _outside_trace(self) -> None:
         """An outside agent's tool calls, rebuilt from its served twins' request log, into
@@ -613,7 +703,14 @@ class DuplexCall:
     # -- ground truth and metrics ----------------------------------------------------------
     def agent_segments(self) -> list[Segment]:
         """Where the agent's own audio carried speech (frame level above -45 dBFS)."""
-        audio = self.agent_tape.array()
+        return self._voiced(self.agent_tape)
+
+    @staticmethod
+    def _voiced(tape: _Tape | None) -> list[Segment]:
+        """Where a tape carried speech (frame level above -45 dBFS, short pauses joined)."""
+        if tape is None:
+            return []
+        audio = tape.array()
         n = len(audio) // FRAME
         if n == 0:
             return []
@@ -635,6 +732,9 @@ class DuplexCall:
         return [(a / RATE, min(b, len(room)) / RATE) for a, b in detector.segments(padded)]
 
     def metrics(self) -> CallMetrics:
+        if self.caller_stream is not None:
+            # A model caller's speech: where its own voice carried speech (ground truth).
+            self.caller_segments = self._voiced(self.voice_tape)
         return call_metrics(
             self.caller_segments,
             self.agent_segments(),

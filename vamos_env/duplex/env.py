@@ -12,12 +12,17 @@ The caller, its brief, the casting, the services and the verdict are the text en
 the same seed draws the same caller wording generator. The reward is 0 until the call
 ends, then 1.0 iff the verdict's three assertions pass; ``info["verdict"]`` has the
 breakdown, ``info["duplex"]`` the call's turn-taking metrics and timeline.
+
+``caller="realtime"`` or ``"gemini-live"`` has a speech-to-speech model session play the
+caller with the same brief and persona (``model_caller.py``), built from the environment
+as the agent stacks build theirs, or by ``caller_session(task, persona)`` (a local
+server's session in the tests); ``info["caller"]`` names who played it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +51,34 @@ from vamos_env.grading.verdict import grade
 from vamos_env.spaces import TextSpace
 
 TOOL_CALL_LIMIT = 10**6  # tool calls are not turns here; the call's time limit ends it
+# Who plays the caller: the scripted caller, or a speech-to-speech model session with the
+# same brief and persona (``model_caller.py``; docs/duplex.md, "A model caller").
+CALLERS = ("scripted", "realtime", "gemini-live")
+CallerSession = Callable[[Task, str], Any]  # (task, persona) -> a frame-level session
+
+
+def default_caller_session(name: str) -> CallerSession:
+    """The default session of a model caller, built from the environment as the agent
+    stacks build theirs (``OPENAI_API_KEY``/``OPENAI_BASE_URL``/``OPENAI_REALTIME_MODEL``;
+    ``GOOGLE_API_KEY``/``GEMINI_LIVE_MODEL``/``GEMINI_LIVE_BASE_URL``), with ``end_call``,
+    asked to speak first (the caller opens the call, as the scripted caller does)."""
+    import os
+
+    bridge: Any
+    if name == "realtime":
+        from vamos_env.bridges.realtime import RealtimeAgent as bridge
+    elif name == "gemini-live":
+        from vamos_env.bridges.gemini_live import GeminiLiveAgent as bridge
+    else:
+        raise ValueError(f"caller: expected one of {', '.join(CALLERS[1:])}, got {name!r}")
+    missing = bridge.preflight(os.environ)
+    if missing is not None:
+        raise ValueError(f"caller {name!r}: {missing}")
+    if name == "realtime":  # it opens the call, as the scripted caller does 1 s in
+        return lambda task, persona: bridge(end_call_tool=True, greet=True)
+    from vamos_env.callers.llm import ANSWERED
+
+    return lambda task, persona: bridge(end_call_tool=True, opening=ANSWERED)
 
 
 def caller_ear(task: Task) -> KnowingEar:
@@ -96,6 +129,8 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         repeats: int = 3,
         caller_options: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        caller: str = "scripted",
+        caller_session: CallerSession | None = None,
     ) -> None:
         from vamos_env.channel.audio.engines import missing_reason
 
@@ -106,6 +141,19 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             raise ValueError(
                 f"render_mode: expected one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
+        if caller not in CALLERS:
+            raise ValueError(f"caller: expected one of {', '.join(CALLERS)}, got {caller!r}")
+        if caller == "scripted" and caller_session is not None:
+            raise ValueError(
+                "caller_session: expected it only with a model caller (caller='realtime' or "
+                "'gemini-live'), got it with caller='scripted'"
+            )
+        self.caller = caller
+        # The model caller's session per call: given (a test's local server), or the bridge.
+        self._caller_session: CallerSession | None = (
+            None if caller == "scripted" else caller_session or default_caller_session(caller)
+        )
+        self.model_caller: Any = None
         if frames_per_step < 1:
             raise ValueError(f"frames_per_step: expected at least 1, got {frames_per_step}")
         self.task_set = resolve_tasks(tasks)
@@ -173,9 +221,18 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         from vamos_env.channel.audio.engines import voice_for
         from vamos_env.duplex.ear import GradingEar
 
-        caller = ScriptedCaller(
-            task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
-        )
+        self._stop_caller()
+        caller: Any
+        if self._caller_session is not None:
+            from vamos_env.duplex.model_caller import ModelCaller
+
+            caller = self.model_caller = ModelCaller(
+                self._caller_session(task, persona), task, persona, name=self.caller
+            )
+        else:
+            caller = ScriptedCaller(
+                task, persona, rng=np.random.default_rng(caller_seq), **self.caller_options
+            )
         episode = Episode(task_id, session, caller, _NoSpeechChannel(), TOOL_CALL_LIMIT)
         voice = voice_for(persona)
         self.call = DuplexCall(
@@ -189,6 +246,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             recognise=caller_ear(task),
             grading_ear=GradingEar(self.grading_ear),
             max_call_s=self.max_call_s,
+            caller_stream=self.model_caller,
         )
         self._stop_serving()
         services: dict[str, str] = {}
@@ -217,14 +275,16 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             "line": line.name,
             "grading_ear": self.grading_ear,
             "repeat": opts.repeat,
-            "caller": "scripted",
+            "caller": self.caller,
             "channel": "duplex",
-            "caller_voice": voice.engine,
+            "caller_voice": voice.engine if self.model_caller is None else self.caller,
             "sample_rate": 16_000,
             "frame_s": 0.02,
             "frames_per_step": self.frames_per_step,
             **({"services": services} if services else {}),
         }
+        if self.model_caller is not None:
+            self.model_caller.start()  # a session that fails to open is the caller's fault
         first = self.call.step(np.zeros(self.frames_per_step * FRAME))
         observation = self._observation(first.audio, [], first.events)
         return observation, dict(self._info)
@@ -266,6 +326,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             call.finish()
             call._finished = True  # type: ignore[attr-defined]
             self._stop_serving()
+            self._stop_caller()
         episode = call.episode
         verdict = grade(
             task,
@@ -291,8 +352,15 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             self.served.stop()
             self.served = None
 
+    def _stop_caller(self) -> None:
+        """Close the last call's model caller session (a socket and a thread each)."""
+        if self.model_caller is not None:
+            self.model_caller.close()
+            self.model_caller = None
+
     def close(self) -> None:
         self._stop_serving()
+        self._stop_caller()
         super().close()
 
     def _observation(
