@@ -343,47 +343,33 @@ class DuplexCall:
             self._end("end_call")
 
     def _frame(self, agent_frame: Audio) -> Audio:
-        if self.caller_stream is not None:
-            return self._streamed_frame(agent_frame)
-        voice = self._caller_frame()
+        # A model caller's session hears what came up the line in the frame before (a
+        # frame of delay, as the agent has) and takes its turns itself: the call only
+        # watches the agent. A scripted caller is spoken and hears through ``_listen``.
+        streamed = self.caller_stream is not None
+        voice = self._session_voice() if streamed else self._caller_frame()
         room = self.stream.take(FRAME)
         to_agent = self.line_to_agent(dither(voice + room, self._dither_rng))
         heard = self.line_to_caller(agent_frame)
         self.agent_tape.append(agent_frame)
         self.heard_tape.append(heard)
         self.room_tape.append(room)
+        if self.voice_tape is not None:
+            self.voice_tape.append(voice)
         if self.line_tape is not None:
             self.line_tape.append(to_agent)
+        self._last_heard = heard
         self.sample += FRAME
-        self._listen(heard)
+        if streamed:
+            self._watch(heard)
+        else:
+            self._listen(heard)
         if not self.ended and self.now_s >= self.max_call_s:
             self.truncated = True
             self._end("turn_limit")
         return to_agent
 
     # -- a caller played by a model session ------------------------------------------------
-    def _streamed_frame(self, agent_frame: Audio) -> Audio:
-        """One frame with the caller's voice from its session, which hears what came up
-        the line in the frame before (a frame of delay, as the agent has)."""
-        voice = self._session_voice()
-        room = self.stream.take(FRAME)
-        to_agent = self.line_to_agent(dither(voice + room, self._dither_rng))
-        heard = self.line_to_caller(agent_frame)
-        self.agent_tape.append(agent_frame)
-        self.heard_tape.append(heard)
-        self.room_tape.append(room)
-        assert self.voice_tape is not None
-        self.voice_tape.append(voice)
-        if self.line_tape is not None:
-            self.line_tape.append(to_agent)
-        self._last_heard = heard
-        self.sample += FRAME
-        self._watch(heard)
-        if not self.ended and self.now_s >= self.max_call_s:
-            self.truncated = True
-            self._end("turn_limit")
-        return to_agent
-
     def _session_voice(self) -> Audio:
         stream = self.caller_stream
         voice = np.zeros(FRAME)
