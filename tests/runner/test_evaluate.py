@@ -149,3 +149,33 @@ def test_the_recogniser_profile_reaches_each_call_and_fixes_the_folder(tmp_path:
     assert all(r.status == "pass" for r in read_store(tmp_path))
     with pytest.raises(RunFolderError, match="recogniser='ideal'"):
         evaluate(config(tmp_path, ["reference"], tasks="exam:2", repeats=1))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        # A speech-to-speech caller speaks: only in a duplex call.
+        ({"caller": "realtime"}, "--caller realtime: a model session speaks; use --mode duplex"),
+        # A chat model answers text turns: not in a duplex call.
+        (
+            {"caller": "openai", "mode": "duplex", "stacks": ["cascade"]},
+            "--caller openai: a duplex call's caller is scripted or a model session",
+        ),
+        # The session's own preflight: its key.
+        (
+            {"caller": "gemini-live", "mode": "duplex", "stacks": ["cascade"]},
+            "--caller gemini-live: expected GOOGLE_API_KEY",
+        ),
+    ],
+)
+def test_a_model_caller_is_for_duplex_calls_and_needs_its_key(
+    tmp_path: Path, overrides: dict[str, Any], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vamos_env.channel.audio.engines import missing_reason
+
+    if overrides.get("mode") == "duplex" and missing_reason() is not None:
+        pytest.skip(str(missing_reason()))
+    for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(ValueError, match=message):
+        evaluate(config(tmp_path, **{"stacks": ["reference"], **overrides}))

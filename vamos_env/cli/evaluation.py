@@ -118,10 +118,11 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--caller",
-        choices=("scripted", "openai", "gemini", "local"),
+        choices=("scripted", "openai", "gemini", "local", "realtime", "gemini-live"),
         default="scripted",
         help="who plays the caller: scripted (default), an LLM (openai, gemini), or local "
-        "(the local model server, started if none answers; docs/llm.md)",
+        "(the local model server, started if none answers; docs/llm.md); in duplex calls, "
+        "a speech-to-speech session (realtime, gemini-live; docs/duplex.md)",
     )
     parser.add_argument(
         "--max-turns", type=integer(1, 1000), default=60, help="agent turns per call (60)"

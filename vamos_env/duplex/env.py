@@ -57,7 +57,7 @@ CALLERS = ("scripted", "realtime", "gemini-live")
 CallerSession = Callable[[Task, str], Any]  # (task, persona) -> a frame-level session
 
 
-def default_caller_session(name: str) -> CallerSession:
+def default_caller_session(name: str, environ: Mapping[str, str] | None = None) -> CallerSession:
     """The default session of a model caller, built from the environment as the agent
     stacks build theirs (``OPENAI_API_KEY``/``OPENAI_BASE_URL``/``OPENAI_REALTIME_MODEL``;
     ``GOOGLE_API_KEY``/``GEMINI_LIVE_MODEL``/``GEMINI_LIVE_BASE_URL``), with ``end_call``,
@@ -71,7 +71,7 @@ def default_caller_session(name: str) -> CallerSession:
         from vamos_env.bridges.gemini_live import GeminiLiveAgent as bridge
     else:
         raise ValueError(f"caller: expected one of {', '.join(CALLERS[1:])}, got {name!r}")
-    missing = bridge.preflight(os.environ)
+    missing = bridge.preflight(os.environ if environ is None else environ)
     if missing is not None:
         raise ValueError(f"caller {name!r}: {missing}")
     if name == "realtime":  # it opens the call, as the scripted caller does 1 s in

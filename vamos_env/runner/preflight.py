@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vamos_env.envs.energy.env import check_world
 from vamos_env.grading.llm import Price
 from vamos_env.runner.plan import StackRef, TaskSelection, load_factory, resolve_stack, select_tasks
+from vamos_env.runner.rollout import MODEL_CALLERS
 
 if TYPE_CHECKING:
     from vamos_env.runner.evaluate import EvalConfig
@@ -117,6 +118,13 @@ def check_mode(config: EvalConfig, stacks: Sequence[StackRef]) -> None:
         line_condition(config.line)
         if config.channel != "text":
             raise ValueError("--mode duplex: the line is audio already; drop --channel")
+        if config.caller not in ("scripted", *MODEL_CALLERS):
+            raise ValueError(
+                f"--caller {config.caller}: a duplex call's caller is scripted or a model "
+                f"session ({', '.join(MODEL_CALLERS)}); a chat model answers text turns only"
+            )
+    elif config.caller in MODEL_CALLERS:
+        raise ValueError(f"--caller {config.caller}: a model session speaks; use --mode duplex")
     for stack in stacks:
         agent = load_factory(stack.entry_point)()
         if duplex and not _speaks(agent):
@@ -156,6 +164,15 @@ def check_stack(stack: StackRef, environ: Mapping[str, str] | None = None) -> No
 
 def check_caller(caller: str, environ: Mapping[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
+    if caller in MODEL_CALLERS:
+        from vamos_env.duplex.env import default_caller_session
+
+        try:  # the bridge's own preflight: its key and settings
+            default_caller_session(caller, env)
+        except ValueError as exc:
+            why = str(exc).split(": ", 1)[-1]
+            raise ValueError(f"--caller {caller}: {why}") from None
+        return
     if caller == "local":
         # No key; the server is found or started now, so a missing extra fails before call 1.
         from vamos_env.llm.server import LocalServerError, ensure_local_server

@@ -47,7 +47,10 @@ from vamos_env.storable import storable_text
 from vamos_env.types import Transcript
 
 END_CALL: dict[str, Any] = {"type": "end_call"}
-CallerKind = Literal["scripted", "openai", "gemini", "local"]
+# Text callers (a chat model answers each turn) and, in duplex calls only, model callers
+# (a speech-to-speech session speaks into the call: ``duplex/model_caller.py``).
+CallerKind = Literal["scripted", "openai", "gemini", "local", "realtime", "gemini-live"]
+MODEL_CALLERS = ("realtime", "gemini-live")
 
 
 @dataclass(frozen=True)
@@ -231,11 +234,13 @@ class Rollout:
 
         call = _Call(spec)
         if self._duplex_env is None:
+            caller = self.settings.caller
             self._duplex_env = VamosEnergyDuplexEnv(
                 self.task_set,
                 line=self.settings.line,
                 grading_ear=self.settings.grading_ear,
                 frames_per_step=1,
+                caller=caller if caller in MODEL_CALLERS else "scripted",
             )
         agent: Any = None
         try:
