@@ -76,3 +76,55 @@ def test_a_whole_exam_call_with_a_realtime_session_playing_the_caller() -> None:
     tools = [t["tool_call"]["name"] for t in turns if t.get("tool_call")]
     assert "verify_caller" in tools
     assert final["verdict"] and "reward" in final
+
+
+@pytest.mark.slow
+@pytest.mark.bridge_call
+@pytest.mark.audio
+@needs_audio
+def test_a_whole_exam_call_with_a_gemini_live_session_playing_the_caller() -> None:
+    from vamos_env.bridges.gemini_live import GeminiLiveAgent
+    from vamos_env.callers.llm import ANSWERED
+    from vamos_env.duplex.cascade import CascadeAgent
+    from vamos_env.duplex.env import VamosEnergyDuplexEnv
+    from vamos_env.duplex.run import play
+    from vamos_env.testing.fake_gemini_live import FakeGeminiLiveServer
+
+    task = resolve_tasks("exam").tasks[0]
+    options = {"task_id": task.task_id, "persona": "calm", "background": "clean"}
+    sessions: list[GeminiLiveAgent] = []
+    with FakeGeminiLiveServer(agent_factory=caller_cascade(task, "calm")) as fake:
+
+        def session(for_task: Any, persona: str) -> GeminiLiveAgent:
+            bridge = GeminiLiveAgent(
+                "gemini-2.5-flash-native-audio-preview-12-2025",
+                api_key=fake.api_key,
+                base_url=fake.base_url,
+                ssl_context=fake.ssl_context(),
+                end_call_tool=True,
+                opening=ANSWERED,  # the caller opens the call
+            )
+            sessions.append(bridge)
+            return bridge
+
+        env = VamosEnergyDuplexEnv("exam", caller="gemini-live", caller_session=session)
+        played = play(env, CascadeAgent(), seed=0, options=options)
+        env.close()
+    final = played.final
+    turns = final["transcript"]["turns"]
+    caller_turns = [t["text"] for t in turns if t["speaker"] == "caller"]
+    print(
+        f"\ngemini-live caller: reward {final['reward']} end {final['end_reason']} "
+        f"caller turns {len(caller_turns)} call {final['duplex']['metrics'].get('duration_s')} s "
+        f"wall {played.wall_s:.1f} s deviations {final['deviations']}"
+    )
+    assert played.agent_fault is None
+    assert played.info["caller"] == "gemini-live"
+    assert "caller_fault" not in [e["kind"] for e in final["duplex"]["events"]]
+    said = [e["said"] for e in sessions[0].log if "said" in e]
+    assert caller_turns and all(
+        any(words.startswith(text) or text == words for words in said) for text in caller_turns
+    )
+    tools = [t["tool_call"]["name"] for t in turns if t.get("tool_call")]
+    assert "verify_caller" in tools
+    assert final["end_reason"] == "hang_up"
