@@ -434,6 +434,11 @@ def test_the_main_reason_is_a_claim(value: str, said: str, passed: bool) -> None
         ("Quillstone Energy", "Your supplier is Acme Energy default service.", False),
         ("Quillstone Energy", "Your supplier isn't Quillstone Energy.", False),
         ("Quillstone Energy", "Quillstone Energy sent a letter.", False),
+        # As an ear writes a name it hears: spelling is not audible.
+        ("Quillstone Energy", "Your supply comes from quilstone energy.", True),
+        ("Quillstone Energy", "Your supply comes from Quill Stone Energy.", True),
+        ("Quillstone Energy", "Your supply comes from Quincy Energy.", False),
+        ("Quillstone Energy", "Your supply comes from Quillstones Energy.", False),
         ("Acme Energy default service", "You're on default service from Acme Energy.", True),
         ("Acme Energy default service", "Acme Energy supplies your electricity.", True),
         ("Acme Energy default service", "Your supply comes from a retail supplier.", False),

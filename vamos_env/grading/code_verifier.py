@@ -771,7 +771,7 @@ def _named(
         aliases |= {"default service", "acme default service", "acme energy default service"}
     elif value.split() and len(value.split()[0]) >= 5:
         aliases.add(value.split()[0])
-    own = compile_forms(tuple(sorted((_escape(a) for a in aliases), key=len, reverse=True)))
+    own = compile_forms(tuple(sorted((_sounded(a) for a in aliases), key=len, reverse=True)))
     # The default service is also named by its provider, in a clause about supply.
     provider = compile_forms((r"acme(?: energy)?",)) if default else None
     rivals = (r"default service", r"acme(?: energy)?") if not default else ()
@@ -822,6 +822,21 @@ def _named(
 
 def _escape(phrase: str) -> str:
     return re.escape(phrase)
+
+
+def _sounded(name: str) -> str:
+    """A pattern for a proper name as a listener hears it: its letters in order, a doubled
+    letter said as a single one and back ("Quilstone" for Quillstone), and the spacing and
+    hyphens between them free ("Quill Stone", "Quillstone-Energy"). Spelling is not
+    audible: the grader's ear writes a name it hears in whichever of these ways its
+    model prefers, and an agent writing it so in text names the same supplier."""
+    letters = [c for c in name if c.isalnum()]
+    parts = []
+    for i, c in enumerate(letters):
+        if i and c == letters[i - 1]:
+            continue  # a doubled letter: the run below covers it
+        parts.append(f"{re.escape(c)}{{1,2}}")
+    return r"[\s-]?".join(parts)
 
 
 # The largest part of a bill's increase, by the name a check gives it.
