@@ -34,7 +34,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from vamos_env.channel.parameters import DEFAULT_RECOGNISER, RecogniserProfile
 from vamos_env.envs.energy.env import VamosEnergyEnv
@@ -49,7 +49,8 @@ from vamos_env.types import Transcript
 END_CALL: dict[str, Any] = {"type": "end_call"}
 # Text callers (a chat model answers each turn) and, in duplex calls only, model callers
 # (a speech-to-speech session speaks into the call: ``duplex/model_caller.py``).
-CallerKind = Literal["scripted", "openai", "gemini", "local", "realtime", "gemini-live"]
+TextCallerKind = Literal["scripted", "openai", "gemini", "local"]
+CallerKind = Literal[TextCallerKind, "realtime", "gemini-live"]
 MODEL_CALLERS = ("realtime", "gemini-live")
 
 
@@ -97,9 +98,12 @@ class Rollout:
 
     def new_env(self) -> VamosEnergyEnv:
         # The seeded snapshot is built once per process (cached); each env only clones it.
+        caller = self.settings.caller
+        if caller in MODEL_CALLERS:  # preflight refuses it; a direct caller of this may not
+            raise ValueError(f"caller {caller!r}: a model session speaks; use duplex calls")
         return VamosEnergyEnv(
             self.task_set,
-            caller=self.settings.caller,
+            caller=cast(TextCallerKind, caller),
             channel=self.settings.channel,
             max_agent_turns=self.settings.max_agent_turns,
             recogniser=self.settings.recogniser,
