@@ -273,3 +273,24 @@ def test_eight_heard_as_a_letter_inside_a_code() -> None:
         m.value.replace("-", "") for m in listen("And that's 1-A-1-0-4. Is that right?").digits
     ] == ["18104"]
     assert [m.value for m in listen("The card ending in a 4 4 4 4.").digits] == ["4444"]
+
+
+@pytest.mark.parametrize(
+    ("text", "offer"),
+    [
+        # Piper's "Shall I charge ..." as the caller's ear wrote it in duplex calls.
+        ("cell i charge two hundred twenty four dollars to the card ending zero zero two.", True),
+        ("Chill I charge $224.97 to the card ending 0, 0, 0, 2.", True),
+        ("Thanks. Kell I set up that plan for you?", True),
+        # An opener, or no offered action after "I", is no offer.
+        ("Then I charge the card you choose.", False),
+        ("Your payment went through. Today I charge nothing else.", False),
+        ("Maybe I misheard that.", False),
+    ],
+)
+def test_a_garbled_shall_before_an_offered_action_is_still_the_offer(
+    text: str, offer: bool
+) -> None:
+    heard = listen(text)
+    assert heard.offer is offer
+    assert heard.is_question is offer

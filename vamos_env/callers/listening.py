@@ -822,7 +822,37 @@ def _as_digits(text: str) -> str:
     return _RUN_TOKEN.sub(run, text)
 
 
+# "Shall I charge ..." as an ear writes Piper's "shall": "Cell I charge", "Chill I
+# charge", "Kell I charge". A sentence that opens with a word that is no opener, then "I"
+# and one of the actions an agent offers, is that offer: a listener hears the question.
+_OFFERED = (
+    r"charge|set(?:\s+up)?|make|put|process|turn|switch|send|book|schedule|cancel|change|"
+    r"update|add|enrol|enroll|sign|apply|take|use|arrange|move|register|go\s+ahead|pay"
+)
+# fmt: off
+_OPENERS = frozenset((
+    "then", "now", "so", "here", "today", "first", "next", "yes", "no", "and", "but", "also",
+    "once", "after", "before", "when", "if", "as", "because", "okay", "ok", "alright", "great",
+    "right", "sorry", "well", "actually", "just", "there", "where", "what", "which", "who",
+    "how", "why", "that", "this", "it", "can", "could", "would", "will", "shall", "should",
+    "may", "might", "do", "did",
+))
+# fmt: on
+_GARBLED_AUX = re.compile(rf"(^|[.?!]\s+)([A-Za-z']+)(?=\s+i\s+(?:{_OFFERED})\b)", re.IGNORECASE)
+
+
+def _restore_aux(text: str) -> str:
+    """``text`` with a garbled "Shall" before "I <offered action>" written "Shall"."""
+
+    def restore(found: re.Match[str]) -> str:
+        word = found.group(2)
+        return found.group(0) if word.lower() in _OPENERS else f"{found.group(1)}Shall"
+
+    return _GARBLED_AUX.sub(restore, text)
+
+
 def listen(text: str) -> Heard:
+    text = _restore_aux(text)
     parts = clauses(text)
     all_digits = [
         replace(m, text=text[m.start : m.end]) for m in find_digit_strings(_as_digits(text))
