@@ -94,7 +94,7 @@ class CheckVerifier(Protocol):
 
 # How a recogniser writes words the agent said (a duplex call's agent turns are Whisper's
 # transcript of the agent's voice): read as the words they are.
-_HEARD_AS = ((re.compile(r"\bpassed due\b(?! to\b)", re.IGNORECASE), "past due"),)
+_HEARD_AS = ((re.compile(r"\bpass(?:ed)? due\b(?! to\b)", re.IGNORECASE), "past due"),)
 
 
 def spoken(turn: Turn) -> str:
@@ -102,12 +102,12 @@ def spoken(turn: Turn) -> str:
 
     A figure the cut broke off ("Your payment of two hundred") is not part of it: the
     caller cannot know how it went on, so it states nothing, right or wrong. A
-    recogniser's spelling of a phrase ("passed due") is read as the phrase.
+    recogniser's spelling of a phrase ("passed due", "pass due") is read as the phrase.
     """
     text = turn.text
     if turn.cut and turn.heard is not None:
         text = speech.without_unfinished_figure(turn.heard)
-    if "assed" in text:  # the only spelling read so far; the check keeps this path cheap
+    if "ass" in text:  # the only spellings read so far; the check keeps this path cheap
         for pattern, words in _HEARD_AS:
             text = pattern.sub(words, text)
     return text
