@@ -197,3 +197,31 @@ def test_a_recognisers_spelling_of_past_due_is_read_as_past_due() -> None:
     other = call("The deadline passed due to the storm.")
     [result] = CodeVerifier().judge(task, Timeline.of(other))
     assert result.passed is not True
+
+
+@pytest.mark.parametrize(
+    ("said", "passed"),
+    [
+        # A recogniser's run-on: the rule ("needs at least") is the first form's only.
+        ("unfortunately an arrangement needs at least 50 dollars past due nothing on your "
+         "account is past due", True),
+        ("Unfortunately, an arrangement needs at least $50 past due. Nothing is past due.", True),
+        # The second form asserts it: no "nothing past due" there.
+        ("an arrangement needs at least 50 dollars past due your september bill is past due",
+         False),
+        # A blocker after the form still blocks it: the instalment's, not the bills'.
+        ("nothing is past due on your instalment plan", False),
+    ],
+)  # fmt: skip
+def test_a_blocker_reaches_only_its_own_form_of_a_run_on(said: str, passed: bool) -> None:
+    nothing = _check(
+        id="nothing_past_due",
+        topic="nothing past due",
+        topic_phrases=["nothing", "not past due", "isn't past due", "not overdue"],
+    )
+    transcript = _transcript(
+        Turn(index=0, speaker="caller", text="Can I get a payment plan?"),
+        Turn(index=1, speaker="agent", text=said),
+    )
+    [result] = CodeVerifier().judge(_task([nothing]), Timeline.of(transcript))
+    assert (result.passed is True) is passed, result.reason

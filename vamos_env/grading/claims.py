@@ -298,12 +298,28 @@ def _carried(previous: Clause | None, clause: Clause) -> int:
     return previous.negations_before(len(previous.words)) % 2
 
 
+def _unblocked(
+    clause: Clause, spans: list[tuple[int, int, bool, str]], blockers: re.Pattern[str]
+) -> list[tuple[int, int, bool, str]]:
+    """The forms no blocker reaches. A blocker ("needs at least $50 past due": a rule; "an
+    overdue instalment": the arrangement's) reaches the forms of its stretch of the clause,
+    from the end of the form before to the start of the form after, not past them: in a
+    recogniser's run-on "an arrangement needs at least 50 dollars past due nothing on your
+    account is past due" the rule is the first form's, and the second says nothing is."""
+    kept = []
+    for i, (first, last, opposite, words) in enumerate(spans):
+        start = spans[i - 1][1] if i else 0
+        end = spans[i + 1][0] if i + 1 < len(spans) else len(clause.words)
+        stretch = " ".join(clause.words[min(start, first) : max(end, last)])
+        if not blockers.search(stretch):
+            kept.append((first, last, opposite, words))
+    return kept
+
+
 def _claim(clause: Clause, spec: Predicate, carried: int = 0) -> Claim | None:
     if clause.question or (spec.factual and clause.conditional):
         return None
     joined = clause.joined()
-    if spec.blockers and compile_forms(spec.blockers).search(joined):
-        return None
     spans: list[tuple[int, int, bool, str]] = []  # (first word, end, opposite, words)
     for opposite, forms in ((False, spec.forms), (True, spec.opposite)):
         if not forms:
@@ -313,6 +329,10 @@ def _claim(clause: Clause, spec: Predicate, carried: int = 0) -> Claim | None:
             last = clause.word_at(max(match.start(), match.end() - 1)) + 1
             spans.append((first, last, opposite, match.group(0)))
     spans.sort()
+    if spec.blockers and spans:
+        spans = _unblocked(clause, spans, compile_forms(spec.blockers))
+        if not spans:
+            return None
     verdicts: list[tuple[bool, bool, str]] = []  # (holds, from an opposite form, words)
     # A negator reaches the next form of the predicate, not past it: in "you have no
     # balance every bill is paid in full" (a recogniser's words, with no colon to split
