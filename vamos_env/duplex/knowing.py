@@ -38,6 +38,7 @@ import numpy as np
 
 from vamos_env.channel.audio import engines
 from vamos_env.channel.audio.engines import RATE, Audio, Ear, ReadingScorer
+from vamos_env.speech.vocabulary import DIGIT_WORDS
 
 # A reading that puts the caller's own name in scores at most this many nats below the
 # free reading to be heard; for a code, at most CODE_MARGIN_NATS. Over the exam's 23
@@ -61,19 +62,10 @@ DIGIT_SLACK = 3
 # as ``engines.transcribe`` does.
 MAX_CLIP_S = engines.MAX_SEGMENT_S
 
-_DIGIT_WORDS = {
-    "zero": "0",
+# Digit words as the ear writes them, "oh" and "for" (four) included.
+_DIGIT_WORDS = {word: str(value) for value, word in enumerate(DIGIT_WORDS)} | {
     "oh": "0",
-    "one": "1",
-    "two": "2",
-    "three": "3",
-    "four": "4",
     "for": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
 }
 _SEPARATORS = {"dash", "hyphen"}
 _NAME_CUES = {"name", "named", "names", "mr", "mrs", "ms", "miss"}
