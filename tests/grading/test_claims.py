@@ -128,6 +128,15 @@ STATES = [
     ("You get paper bills.", "paperless_on", False),
     ("You don't get paper bills any more.", "paperless_on", True),
     ("Would you like paperless billing?", "paperless_on", None),
+    # The service named is no claim; what is said of it is (a recogniser's run-on
+    # "Paperless Bill and his off" for "Paperless billing is off" names it, then says off).
+    ("Your paperless bills are switched off now.", "paperless_on", False),
+    ("Paperless statements are off.", "paperless_on", False),
+    ("Paperless Bill and his off, your bills come by mail.", "paperless_on", False),
+    ("Paperless bill.", "paperless_on", None),
+    ("You get paperless bills.", "paperless_on", True),
+    ("You don't receive e-bills.", "paperless_on", False),
+    ("Your statements are online.", "paperless_on", True),
     # income
     ("We have no income on file.", "income_known", False),
     ("No income on file for winter protection.", "income_known", False),

@@ -84,6 +84,8 @@ class Proposition:
 
 # --- predicates -------------------------------------------------------------------------
 
+# What paperless is said of: "paperless billing", "paperless bills", "paperless statements".
+_PAPERLESS = r"paperless (?:billing |bills? |statements? |e ?bills? )?"
 _GO = r"(?:went|gone|go|goes|going|gotten|got|come|came|gets|get) through"
 PREDICATES: dict[str, Predicate] = {
     p.name: p
@@ -213,20 +215,26 @@ PREDICATES: dict[str, Predicate] = {
         Predicate(
             "paperless_on",
             forms=(
-                r"paperless (?:billing |bills? |statements? )?(?:is |are |'s |s |was |were |has "
-                r"been |have been )?(?:now |currently |already |still )?(?:switched |turned |set )?"
-                r"(?:on|active|enabled|activated|in place|set up)",
+                _PAPERLESS + r"(?:is |are |'s |s |was |were |has been |have been )?(?:now |"
+                r"currently |already |still )?(?:switched |turned |set )?(?:on|active|enabled|"
+                r"activated|in place|set up)",
                 r"(?:on|enrolled in|signed up for|set up for|using|in|with|switched to|moved to|"
                 r"registered for|turned on|switched on|set up) (?:the )?paperless",
-                r"by e ?mail|e ?bills?|electronic(?:ally)?(?: bills?| statements?| billing)?",
+                r"by e ?mail|electronic(?:ally)?(?: bills?| statements?| billing)?",
                 r"(?:e ?mailed|e ?mail|send|sent) (?:them |it |your bills |bills )?to you(?:r "
                 r"(?:e ?mail|inbox))?",
-                r"(?:to|in) your (?:e ?mail|inbox)|online bills?|paperless bills?",
+                r"(?:to|in) your (?:e ?mail|inbox)",
+                # A bill of that kind named is no claim ("Paperless bills are off"; a
+                # recogniser's "Paperless Bill and his off" for "billing is off"): getting
+                # one is.
+                r"(?:get|gets|getting|receive|receives|receiving) (?:your |the |only |just )?"
+                r"(?:paperless |online |electronic |e ?)(?:bills?|statements?)",
+                r"(?:bills?|statements?) (?:are |is )?(?:now |still )?(?:online|paperless)",
             ),
             opposite=(
-                r"paperless (?:billing )?(?:is |are |'s |s |was |were |has been |have been )?"
-                r"(?:now |currently |already |still )?(?:off|inactive|disabled|deactivated|"
-                r"switched off|turned off|cancelled|canceled|stopped)",
+                _PAPERLESS + r"(?:is |are |'s |s |was |were |has been |have been )?(?:now |"
+                r"currently |already |still )?(?:off|inactive|disabled|deactivated|switched off|"
+                r"turned off|cancelled|canceled|stopped)",
                 r"(?:turned|switched|taken|came|come) off (?:the )?paperless|off paperless",
                 r"paper (?:bills?|statements?|billing|copies|copy)",
                 r"by (?:mail|post|postal mail|regular mail|snail mail)|in the (?:mail|post)",
