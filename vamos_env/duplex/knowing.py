@@ -89,6 +89,38 @@ def _digits_of(word: str) -> str | None:
     return None
 
 
+# How the ear writes "two" inside a spoken code ("9 to 9 7 dash ..."): a digit only between
+# two single digits and not in a range ("from 9 to 5"), since "to" is everywhere else a word.
+_TWO_HEARD_AS = {"to": "2", "too": "2"}
+
+
+def _between_digits(words: list[str], i: int) -> bool:
+    if i == 0 or i + 1 >= len(words) or _bare(words[i]) not in _TWO_HEARD_AS:
+        return False
+    before, after = _digits_of(words[i - 1]), _digits_of(words[i + 1])
+    ranged = i >= 2 and _bare(words[i - 2]) in {"from", "between"}  # "from 9 to 5"
+    return (
+        before is not None
+        and len(before) == 1
+        and after is not None
+        and len(after) == 1
+        and not ranged
+    )
+
+
+def spoken_twos(text: str) -> str:
+    """``text`` with each "to"/"too" between two spoken digits written as the digit it was
+    ("count 9 to 9 7 dash 6" -> "count 9 2 9 7 dash 6")."""
+    words = text.split()
+    out = []
+    for i, word in enumerate(words):
+        if _between_digits(words, i):
+            closing = _TRAILING.search(word)
+            word = "2" + (closing.group(0) if closing else "")
+        out.append(word)
+    return " ".join(out)
+
+
 def _put(words: list[str], start: int, end: int, phrase: str) -> str:
     """``words`` with ``words[start:end]`` replaced by ``phrase``, keeping the stretch's
     closing punctuation."""
@@ -197,7 +229,7 @@ class KnowingEar:
         clip = np.asarray(audio[: int(MAX_CLIP_S * RATE)], dtype=np.float32)
         model = engines._model(self.ear)
         segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
-        text = " ".join(s.text.strip() for s in segments).strip()
+        text = spoken_twos(" ".join(s.text.strip() for s in segments).strip())
         if not text:
             return text
         scorer = ReadingScorer(model, clip)
@@ -228,5 +260,6 @@ __all__ = [
     "code_reading",
     "name_reading",
     "name_readings",
+    "spoken_twos",
     "written_forms",
 ]
