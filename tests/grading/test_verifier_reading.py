@@ -177,6 +177,9 @@ PAY = [
         # the figure is another topic's; the question carries no amount
         ("Your last payment was $203.91. Shall I charge the card ending 0505?", False, False),
         ("Your last bill was $203.91. Shall I use the card ending 0505?", False, False),
+        # a recogniser's commas between the card's digits: still the card's, not amounts
+        ("Shall I charge $203.91 to the card ending zero, five, zero, five?", True, True),
+        ("Shall I charge $203.91 to the card ending 0, 5, 0, 5?", True, True),
     ],
 )
 def test_the_charge_amount_is_the_one_said_for_the_charge(

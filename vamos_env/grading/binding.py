@@ -23,7 +23,7 @@ topics a listener would attach it to, read from the words of its own clause
   about the payment amount is heard as one), else the topics of the caller's question
   it answers ("How much do I owe?" - "$219.86.").
 - Figures after a code word ("ending", "postal code", "account number") are codes, not
-  money; a figure without a money word (``marked``) counts only in its own clause's
+  money, and so are digits said one by one after one ("ending one one one seven"); a figure without a money word (``marked``) counts only in its own clause's
   topic, or as the whole answer ("It's two nineteen eighty-six.").
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 
 from vamos_env.grading.clauses import Clause, clauses
 from vamos_env.speech import normalise
+from vamos_env.speech.vocabulary import DIGIT_WORDS
 
 # Topics a figure may belong to that are not the check's own: a figure bound to one of
 # these is not bound to the check. Keys start with "~" so they never meet a real topic.
@@ -235,7 +236,14 @@ def _qualifier(words: tuple[str, ...], first: int) -> int | None:
     return None
 
 
+_SINGLE_DIGITS = frozenset({*DIGIT_WORDS, "oh", *"0123456789"})
+
+
 def _code(words: tuple[str, ...], first: int) -> bool:
+    """A code word stands within three words before the figure, or before the digits said
+    one by one that lead to it ("the card ending one one one seven": the seven too)."""
+    while first > 0 and words[first - 1] in _SINGLE_DIGITS:
+        first -= 1
     return any(w in _CODE_WORDS for w in words[max(0, first - 3) : first])
 
 

@@ -4,7 +4,8 @@ A claim ("the payment went through") and a figure's topic ("$36.82 a month") are
 inside one clause, the way a listener parses them. A clause ends at punctuation inside
 a sentence (``, ; : —``, a spaced dash), before a linking word (but, because, so, then,
 which, while, although, and, or; "and"/"or" between two number words join a number,
-"two hundred and fourteen", so they never split), and around reassurance or an
+"two hundred and fourteen", so they never split; nor does a comma between two digits
+said one by one, "ending zero, zero, two"), and around reassurance or an
 elliptical answer ("no worries", "not to worry", "I'm afraid not"), which negate
 nothing: "No worries, your payment went through" claims success, and "I'm afraid not:
 the payment didn't go through" reports the decline.
@@ -303,7 +304,7 @@ def _split(tokens: list[Token]) -> list[list[Token]]:
         token = tokens[i]
         if token.kind == "punct":
             if (token.norm in _CLAUSE_PUNCT or token.norm in _SENTENCE_PUNCT) and not (
-                token.norm == "," and _dollars_then_cents(tokens, i)
+                token.norm == "," and (_dollars_then_cents(tokens, i) or _digit_by_digit(tokens, i))
             ):
                 close()
             i += 1
@@ -336,6 +337,15 @@ def _dollars_then_cents(tokens: list[Token], i: int) -> bool:
     if i == 0 or tokens[i - 1].norm not in ("dollars", "dollar", "bucks"):
         return False
     return any(t.norm in ("cents", "cent") for t in tokens[i + 1 : i + 6])
+
+
+_SINGLE_DIGITS = frozenset({*DIGIT_WORDS, "oh", *"0123456789"})
+
+
+def _digit_by_digit(tokens: list[Token], i: int) -> bool:
+    """ "the card ending zero, zero, zero, two" (a recogniser's commas between digits read
+    one by one): one code, so one clause."""
+    return 0 < i < len(tokens) - 1 and {tokens[i - 1].norm, tokens[i + 1].norm} <= _SINGLE_DIGITS
 
 
 def _spaced(tokens: list[Token], i: int) -> bool:
