@@ -100,6 +100,25 @@ def test_a_word_aligned_into_the_silence_between_two_stretches_goes_to_the_neare
     assert words[1][0].start_s == pytest.approx(4.6, abs=1e-3)
 
 
+def test_a_word_in_the_silence_after_a_comma_goes_on_the_sentence_before() -> None:
+    # Whisper stretched the last digit of "the card ending zero, zero, zero, two." into
+    # the silence, nearer the next stretch: after a comma it is still the first's.
+    stretches = [(1.0, 2.0), (5.0, 6.0)]
+    tape = _tape(8.0, stretches)
+
+    def drifting(audio: np.ndarray) -> list[TimedWord]:
+        return [
+            TimedWord(0.4, 1.2, " zero,"),
+            TimedWord(2.4, 2.4, " two."),
+            TimedWord(2.6, 3.0, " Sorry,"),
+        ]
+
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), drifting
+    )
+    assert [joined(w) for w in words] == ["zero, two.", "Sorry,"]
+
+
 def test_a_window_the_recogniser_looped_on_is_read_stretch_by_stretch() -> None:
     stretches = [(1.0, 2.0), (4.0, 5.0), (7.0, 8.0)]
     tape = _tape(10.0, stretches)

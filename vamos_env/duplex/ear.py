@@ -12,7 +12,10 @@ Whisper reads 30 s at a time whatever the clip's length, so recognising each str
 alone costs a whole window per stretch. ``stretch_words`` packs consecutive stretches
 into windows of at most ``WINDOW_S`` of audio, each stretch with its roll and a second of
 silence between them, recognises each window once with word alignment, and gives every
-word back to the stretch its time falls in, on the call's clock. A stretch longer than a
+word back to the stretch its time falls in, on the call's clock (a word aligned into the
+silence goes to the nearer stretch, or to the one before when the word before it ends in
+a comma: Whisper stretches the last word of "ending zero, zero, zero, two." into the
+silence, and the digit belongs to the card). A stretch longer than a
 window is recognised alone (Whisper then reads it window by window), and so is each
 stretch of a window the recogniser looped on ("10, 10, 10, ...").
 
@@ -51,6 +54,7 @@ POST_ROLL_S = 0.2
 LOOP = 8
 
 TimedRecognise = Callable[[Audio], list[TimedWord]]
+_GOES_ON = re.compile(r"[,;:\-]\s*$")  # a word that ends so leaves its sentence unfinished
 
 TEEN_MARGIN_NATS = 1.0
 _TEN_OF = {f"1{d}": f"{d}0" for d in "3456789"}  # "15" -> "50"
@@ -209,16 +213,25 @@ def _looped(words: Sequence[TimedWord]) -> bool:
 
 
 def _assign(window: list[_Clip], heard: Sequence[TimedWord], words: list[list[Word]]) -> None:
-    """Each word to the clip its middle falls in (or nearest to: a word aligned into the
-    silence between two clips belongs to the closer one), on the call's clock."""
+    """Each word to the clip its middle falls in; a word aligned into the silence between
+    two clips to the one before when the word before it ends in a comma (it goes on that
+    clip's sentence: Whisper stretches the last word before a silence, "ending zero, zero,
+    zero, zero, | two."), else to the nearer one; on the call's clock."""
+    previous: tuple[_Clip, str] | None = None
     for word in heard:
         middle = (word.start_s + word.end_s) / 2 * RATE
         clip = min(
             window,
             key=lambda c: max(c.offset - middle, middle - (c.offset + c.end - c.start), 0),
         )
+        inside = clip.offset <= middle <= clip.offset + clip.end - clip.start
+        if not inside and previous is not None:
+            before, text = previous
+            if before.offset + before.end - before.start <= middle and _GOES_ON.search(text):
+                clip = before
         shift = (clip.start - clip.offset) / RATE
         words[clip.stretch].append(Word(word.start_s + shift, word.end_s + shift, word.text))
+        previous = (clip, word.text)
 
 
 def joined(words: Sequence[Word]) -> str:
