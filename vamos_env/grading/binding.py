@@ -23,8 +23,9 @@ topics a listener would attach it to, read from the words of its own clause
   about the payment amount is heard as one), else the topics of the caller's question
   it answers ("How much do I owe?" - "$219.86.").
 - Figures after a code word ("ending", "postal code", "account number") are codes, not
-  money, and so are digits said one by one after one ("ending one one one seven"); a figure without a money word (``marked``) counts only in its own clause's
-  topic, or as the whole answer ("It's two nineteen eighty-six.").
+  money, and so are digits said one by one after one ("ending one one one seven"); a
+  figure without a money word (``marked``) counts only in its own clause's topic, or as
+  the whole answer ("It's two nineteen eighty-six.").
 """
 
 from __future__ import annotations
