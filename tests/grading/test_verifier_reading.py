@@ -180,6 +180,8 @@ PAY = [
         # a recogniser's commas between the card's digits: still the card's, not amounts
         ("Shall I charge $203.91 to the card ending zero, five, zero, five?", True, True),
         ("Shall I charge $203.91 to the card ending 0, 5, 0, 5?", True, True),
+        # an amount said after the digits is still an amount, and a second one
+        ("Shall I charge $203.91 to the card ending one, one, one, seven dollars?", False, False),
     ],
 )
 def test_the_charge_amount_is_the_one_said_for_the_charge(

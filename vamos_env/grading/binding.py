@@ -240,11 +240,13 @@ def _qualifier(words: tuple[str, ...], first: int) -> int | None:
 _SINGLE_DIGITS = frozenset({*DIGIT_WORDS, "oh", *"0123456789"})
 
 
-def _code(words: tuple[str, ...], first: int) -> bool:
-    """A code word stands within three words before the figure, or before the digits said
-    one by one that lead to it ("the card ending one one one seven": the seven too)."""
-    while first > 0 and words[first - 1] in _SINGLE_DIGITS:
-        first -= 1
+def _code(words: tuple[str, ...], first: int, last: int) -> bool:
+    """A code word stands within three words before the figure, or, for a lone digit,
+    before the digits said one by one that lead to it ("the card ending one one one
+    seven": the seven too; "ending one one one, seven dollars" still names an amount)."""
+    if last - first == 1 and words[first] in _SINGLE_DIGITS:
+        while first > 0 and words[first - 1] in _SINGLE_DIGITS:
+            first -= 1
     return any(w in _CODE_WORDS for w in words[max(0, first - 3) : first])
 
 
@@ -272,7 +274,7 @@ def bind(
         span = _word_span(clause, figure)
         if span is None:
             continue
-        if codes_excluded and _code(clause.words, span[0]):
+        if codes_excluded and _code(clause.words, *span):
             continue
         placed.append((figure, clause, *span))
     found = {c.index: occurrences(c, lexicon) for c in parts}
