@@ -53,8 +53,9 @@ def _gap(audio: np.ndarray, ear: KnowingEar) -> dict[str, float]:
     """Own reading (its best written form) minus free reading, in nats, per phrase kind."""
     clip = np.asarray(audio[: int(engines.MAX_SEGMENT_S * engines.RATE)], dtype=np.float32)
     model = engines._model(ear.ear)
-    segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
-    text = " ".join(s.text.strip() for s in segments).strip()
+    with engines.one_blas_thread():
+        segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
+        text = " ".join(s.text.strip() for s in segments).strip()
     scorer = ReadingScorer(model, clip)
     gaps = {}
     for phrase, reading, kind in [

@@ -228,8 +228,9 @@ class KnowingEar:
     def __call__(self, audio: Audio) -> str:
         clip = np.asarray(audio[: int(MAX_CLIP_S * RATE)], dtype=np.float32)
         model = engines._model(self.ear)
-        segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
-        text = spoken_twos(" ".join(s.text.strip() for s in segments).strip())
+        with engines.one_blas_thread():
+            segments, _ = model.transcribe(clip, without_timestamps=False, **engines._DECODING)
+            text = spoken_twos(" ".join(s.text.strip() for s in segments).strip())
         if not text:
             return text
         scorer = ReadingScorer(model, clip)

