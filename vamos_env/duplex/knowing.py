@@ -38,7 +38,7 @@ import numpy as np
 
 from vamos_env.channel.audio import engines
 from vamos_env.channel.audio.engines import RATE, Audio, Ear, ReadingScorer
-from vamos_env.speech.vocabulary import DIGIT_WORDS
+from vamos_env.speech.vocabulary import SPOKEN_DIGITS
 
 # A reading that puts the caller's own name in scores at most this many nats below the
 # free reading to be heard; for a code, at most CODE_MARGIN_NATS. Over the exam's 23
@@ -63,10 +63,7 @@ DIGIT_SLACK = 3
 MAX_CLIP_S = engines.MAX_SEGMENT_S
 
 # Digit words as the ear writes them, "oh" and "for" (four) included.
-_DIGIT_WORDS = {word: str(value) for value, word in enumerate(DIGIT_WORDS)} | {
-    "oh": "0",
-    "for": "4",
-}
+_DIGIT_WORDS = SPOKEN_DIGITS | {"for": "4"}
 _SEPARATORS = {"dash", "hyphen"}
 _NAME_CUES = {"name", "named", "names", "mr", "mrs", "ms", "miss"}
 _TRAILING = re.compile(r"[.,;:!?]+$")

@@ -37,7 +37,7 @@ from typing import Any
 
 from vamos_env.grading.clauses import Clause, clauses
 from vamos_env.speech import normalise
-from vamos_env.speech.vocabulary import DIGIT_WORDS
+from vamos_env.speech.vocabulary import SINGLE_DIGITS
 
 # Topics a figure may belong to that are not the check's own: a figure bound to one of
 # these is not bound to the check. Keys start with "~" so they never meet a real topic.
@@ -237,15 +237,12 @@ def _qualifier(words: tuple[str, ...], first: int) -> int | None:
     return None
 
 
-_SINGLE_DIGITS = frozenset({*DIGIT_WORDS, "oh", *"0123456789"})
-
-
 def _code(words: tuple[str, ...], first: int, last: int) -> bool:
     """A code word stands within three words before the figure, or, for a lone digit,
     before the digits said one by one that lead to it ("the card ending one one one
     seven": the seven too; "ending one one one, seven dollars" still names an amount)."""
-    if last - first == 1 and words[first] in _SINGLE_DIGITS:
-        while first > 0 and words[first - 1] in _SINGLE_DIGITS:
+    if last - first == 1 and words[first] in SINGLE_DIGITS:
+        while first > 0 and words[first - 1] in SINGLE_DIGITS:
             first -= 1
     return any(w in _CODE_WORDS for w in words[max(0, first - 3) : first])
 

@@ -41,7 +41,7 @@ from typing import TypeVar
 
 from vamos_env.speech.numbers import analyse
 from vamos_env.speech.tokens import Token
-from vamos_env.speech.vocabulary import DIGIT_WORDS
+from vamos_env.speech.vocabulary import DIGIT_WORDS, SINGLE_DIGITS
 
 CACHE_SIZE = 8192
 R = TypeVar("R")
@@ -339,13 +339,10 @@ def _dollars_then_cents(tokens: list[Token], i: int) -> bool:
     return any(t.norm in ("cents", "cent") for t in tokens[i + 1 : i + 6])
 
 
-_SINGLE_DIGITS = frozenset({*DIGIT_WORDS, "oh", *"0123456789"})
-
-
 def _digit_by_digit(tokens: list[Token], i: int) -> bool:
     """ "the card ending zero, zero, zero, two" (a recogniser's commas between digits read
     one by one): one code, so one clause."""
-    return 0 < i < len(tokens) - 1 and {tokens[i - 1].norm, tokens[i + 1].norm} <= _SINGLE_DIGITS
+    return 0 < i < len(tokens) - 1 and {tokens[i - 1].norm, tokens[i + 1].norm} <= SINGLE_DIGITS
 
 
 def _spaced(tokens: list[Token], i: int) -> bool:

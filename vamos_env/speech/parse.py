@@ -104,6 +104,7 @@ from vamos_env.speech.vocabulary import (
     MONTH_NUMBERS,
     ORDINAL_TO_CARDINAL,
     SCALES,
+    SPOKEN_DIGITS,
     TEENS,
     UNIT_WORDS,
     UNITS,
@@ -135,7 +136,6 @@ _CODE_JOINERS = frozenset({",", "(", ")"})
 _CONNECTOR_CHARS = {
     "dot": ".", "period": ".", "underscore": "_", "dash": "-", "hyphen": "-", "plus": "+",
 }  # fmt: skip
-_DIGIT_OF = {word: str(value) for value, word in enumerate(DIGIT_WORDS)} | {"oh": "0"}
 
 
 def _sign_start(a: Analysis, first: int) -> int | None:
@@ -347,8 +347,8 @@ def _email_piece(a: Analysis, k: int, *, local: bool) -> tuple[str, str] | None:
         return "connector", _CONNECTOR_CHARS[token.norm]
     if token.kind != "word":
         return None
-    if token.norm in _DIGIT_OF:
-        return "digit", _DIGIT_OF[token.norm]
+    if token.norm in SPOKEN_DIGITS:
+        return "digit", SPOKEN_DIGITS[token.norm]
     if token.norm in _CONNECTOR_CHARS:
         return "connector", _CONNECTOR_CHARS[token.norm]
     if len(token.norm) == 1:

@@ -15,6 +15,13 @@ DIGIT_WORDS: tuple[str, ...] = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
 )  # fmt: skip
 
+# A digit said one by one, as a word ("oh" for zero), to the digit it stands for; and any
+# single digit, said or written ("zero, zero, two", "0, 0, 2").
+SPOKEN_DIGITS: dict[str, str] = {word: str(value) for value, word in enumerate(DIGIT_WORDS)} | {
+    "oh": "0"
+}
+SINGLE_DIGITS: frozenset[str] = frozenset({*SPOKEN_DIGITS, *"0123456789"})
+
 UNITS: dict[str, int] = {word: value for value, word in enumerate(DIGIT_WORDS) if value}
 
 TEENS: dict[str, int] = {
