@@ -67,6 +67,10 @@ SPOKEN_DATES = [
     ("November eleventh", date(2026, 11, 11)),
     ("the 2nd of April", date(2026, 4, 2)),
     ("1/3/2027", date(2027, 1, 3)),
+    # The recogniser runs a word into the month ("due October" -> "duactober").
+    ("The first payment is duactober 10.", date(2026, 10, 10)),
+    ("it is dueseptember twelfth", date(2026, 9, 12)),
+    ("the 3rd of bynovember", date(2026, 11, 3)),
 ]
 
 NOT_DATES = [
@@ -82,6 +86,9 @@ NOT_DATES = [
     "may I help you",
     "the first payment",
     "wait a second",
+    "to my dismay 5 people",  # a short month inside a word is no month
+    "a rejune 3",
+    "duactober",  # a glued month still needs a day
 ]
 
 

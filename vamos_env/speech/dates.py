@@ -1,9 +1,10 @@
 """Calendar dates said or written: "October tenth", "the twelfth of March", "10/10/2026".
 
-A date needs a month and a day ("the 10th" alone is no date). The year is said
-after the day ("twenty twenty-six", "two thousand twenty-six", "2026", "twenty
-oh five") or is ``default_year``. Written dates are ISO ("2026-10-10") or US
-month-first ("10/10/2026", "10-10-26").
+A date needs a month and a day ("the 10th" alone is no date). A month glued to the word
+before it counts ("duactober 10": the recogniser runs "due October" together; see
+``glued_month``). The year is said after the day ("twenty twenty-six", "two thousand
+twenty-six", "2026", "twenty oh five") or is ``default_year``. Written dates are ISO
+("2026-10-10") or US month-first ("10/10/2026", "10-10-26").
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _dates(a: Analysis, default_year: int) -> tuple[tuple[date, int, int], ...]:
                     found.append((value, match.start(), match.end()))
     tokens = a.tokens
     for i, token in enumerate(tokens):
-        if token.kind == "word" and token.norm in MONTH_NUMBERS:
+        if token.kind == "word" and glued_month(token.norm) is not None:
             spoken = _month_first(a, i, default_year)
         elif i in a.atom_starting:  # a day-first date starts with the day's number
             spoken = _day_first(a, i, default_year)
@@ -84,6 +85,23 @@ def _dates(a: Analysis, default_year: int) -> tuple[tuple[date, int, int], ...]:
     return tuple(kept)
 
 
+# A full month name, or all of it but its first letter, of five letters or more.
+_TAILS = {m[cut:]: n for m, n in MONTH_NUMBERS.items() for cut in (0, 1) if len(m) - cut >= 5}
+_GLUED = re.compile(r"[a-z]{2,}(" + "|".join(sorted(_TAILS, key=len, reverse=True)) + ")")
+
+
+def glued_month(word: str) -> int | None:
+    """The month ``word`` names: a month name or abbreviation, or a month glued to the
+    word before it, its first sound sometimes swallowed ("duactober" -> 10: Whisper runs
+    "due October" together so). Only tails of five letters or more are looked for
+    ("ctober", "march", "ugust"), so "dismay" and "rejune" are no months. Callers still
+    need a day after it."""
+    if word in MONTH_NUMBERS:
+        return MONTH_NUMBERS[word]
+    glued = _GLUED.fullmatch(word)
+    return None if glued is None else _TAILS[glued.group(1)]
+
+
 def _valid_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -94,7 +112,8 @@ def _valid_date(year: int, month: int, day: int) -> date | None:
 def _month_first(a: Analysis, i: int, default_year: int) -> tuple[date, int, int] | None:
     """ "October tenth", "Oct. 10, 2026", "October the tenth twenty twenty-six"."""
     tokens = a.tokens
-    month = MONTH_NUMBERS[tokens[i].norm]
+    month = glued_month(tokens[i].norm)
+    assert month is not None
     j = i + 1
     if j < len(tokens) and tokens[j].norm == "." and len(tokens[i].norm) <= 4:
         j += 1
@@ -119,10 +138,11 @@ def _day_first(a: Analysis, i: int, default_year: int) -> tuple[date, int, int] 
     said_of = j < len(tokens) and tokens[j].norm == "of"
     if said_of and atom is not None and atom.kind == "ordinal":
         j += 1
-    if j >= len(tokens) or tokens[j].kind != "word" or tokens[j].norm not in MONTH_NUMBERS:
+    month = glued_month(tokens[j].norm) if j < len(tokens) and tokens[j].kind == "word" else None
+    if month is None:
         return None
     year, last = _year_after(a, j + 1, default_year)
-    value = _valid_date(year, MONTH_NUMBERS[tokens[j].norm], day[0])
+    value = _valid_date(year, month, day[0])
     first = i - 1 if i > 0 and tokens[i - 1].norm == "the" else i
     return None if value is None else (value, first, last)
 
