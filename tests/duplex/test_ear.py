@@ -290,3 +290,129 @@ def test_the_grader_hears_teens_the_prior_turns_into_tens() -> None:
     assert heard("Your last payment was $250.28, paid on September 9.") == [25028]
     assert heard("That comes to $114 in all.") == [11400]
     assert heard("That comes to $140 in all.") == [14000]
+
+
+def test_words_that_sound_like_digits_are_read_as_digits_only_inside_a_code() -> None:
+    from vamos_env.duplex.ear import code_digits
+
+    # Whisper writes a digit as the word it sounds like inside a code said digit by digit.
+    assert code_digits("I charge $224.97 to the card ending 8 to 1-0.") == (
+        "I charge $224.97 to the card ending 8 2 1-0."
+    )
+    assert (
+        code_digits("account number nine, too, nine seven") == "account number nine, 2, nine seven"
+    )
+    assert code_digits("the card ending 4-1 to 7?") == "the card ending 4-1 2 7?"
+    assert code_digits("To confirm account for nine four four dash two") == (
+        "To confirm account 4 nine four four dash two"
+    )
+    assert code_digits("card ending for two for two.") == "card ending 4 two 4 two."
+    assert code_digits("account 4 nine four four dash two nine a seven five name") == (
+        "account 4 nine four four dash two nine 8 seven five name"
+    )
+    # Elsewhere such words keep their meaning.
+    for kept in (
+        "it takes 2 to 3 business days",
+        "from 9 to 5",
+        "pay 2 to 3 dollars on your account",
+        "ending in 12 to 3",  # "12" is not said digit by digit
+        "the account for 2 months",  # one digit is no code
+        "the card ending 4 2 4 2 for the payment",  # the run's last word goes on the sentence
+        "and that's for two four two",  # no code word before it
+        "the account a 2 4 5",  # "a" first may be a letter
+        "the card ending 4 2 a month ago",
+    ):
+        assert code_digits(kept) == kept
+
+
+class _Reads:
+    """A stand-in for the grader's ear on a stretch alone: the same words each time."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.calls = 0
+
+    def __call__(self, audio: np.ndarray) -> list[TimedWord]:
+        self.calls += 1
+        return _said(self.text)
+
+
+class _Reading(_Scores):
+    """A scorer that knows the score of each reading containing a given phrase."""
+
+    def __init__(self, by_phrase: dict[str, float]) -> None:
+        self.by_figure = by_phrase
+        self.asked = []
+
+
+def _packed(text: str, at_s: float) -> list:
+    from vamos_env.duplex.ear import Word
+
+    return [Word(w.start_s + at_s, w.end_s + at_s, w.text) for w in _said(text)]
+
+
+def test_a_second_opinion_settles_each_figure_the_stretch_alone_reads_otherwise() -> None:
+    from vamos_env.duplex.ear import SECOND_MARGIN_NATS, second_opinion
+
+    clip = np.zeros(RATE)
+    # Whisper writes "$0.89" as two words, "$0" and ".89": the differences on either side
+    # of the ".89" are one, and the alone reading wins when the audio says so.
+    packed = _packed("Your supply is at $0 .89 per kilowatt hour.", 100.0)
+    alone = _Reads("Your supply is at 9 .89 cents per kilowatt hour.")
+    scores = _Reading({"9 .89 cents": -5.9, "$0 .89": -8.2})
+    settled = second_opinion(clip, 100.0, packed, alone, scores)  # type: ignore[arg-type]
+    assert joined(settled) == "Your supply is at 9 .89 cents per kilowatt hour."
+    assert settled[4].start_s == pytest.approx(100.0 + 4 * 0.3)  # on the call's clock
+    assert len(scores.asked) == 2  # one difference, scored both ways
+    # Within the margin the packed reading stays.
+    near = _Reading({"9 .89 cents": -8.2 + SECOND_MARGIN_NATS, "$0 .89": -8.2})
+    assert second_opinion(clip, 100.0, packed, alone, near) == packed  # type: ignore[arg-type]
+
+
+def test_a_second_opinion_leaves_words_and_a_cut_short_ending_alone() -> None:
+    from vamos_env.duplex.ear import second_opinion
+
+    clip = np.zeros(RATE)
+
+    class NoScorer:
+        def score(self, text: str) -> float:
+            raise AssertionError("nothing to score")
+
+    no_scorer = NoScorer()
+
+    # Differences without a figure are not scored.
+    packed = _packed("Dell I charge it to the card ending 4 2 4 2.", 0.0)
+    alone = _Reads("Shall I charge it to the card ending 4 2 4 2.")
+    assert second_opinion(clip, 0.0, packed, alone, no_scorer) == packed  # type: ignore[arg-type]
+    # The stretch read alone often stops after a code: its missing end is no evidence.
+    packed = _packed("To confirm, account 9 8 2 2, postal code 19103. Right?", 0.0)
+    alone = _Reads("To confirm, account 9 8 2 2,")
+    assert second_opinion(clip, 0.0, packed, alone, no_scorer) == packed  # type: ignore[arg-type]
+
+
+def test_only_packed_stretches_with_a_figure_get_a_second_opinion() -> None:
+    stretches = [(1.0, 3.0), (5.0, 6.5), (40.0, 60.0)]
+    tape = _tape(65.0, stretches)
+    ear = Marker()
+    read: list[int] = []
+
+    def figures(audio: np.ndarray) -> list[TimedWord]:
+        read.append(len(audio))
+        said = {" w1": " hello", " w2": " $2", " w3": " goodbye"}
+        return [TimedWord(w.start_s, w.end_s, said[w.text]) for w in ear(audio)]
+
+    class Never:
+        def score(self, text: str) -> float:
+            return 0.0
+
+    stretch_words(
+        lambda a, b: tape[max(a, 0) : b],
+        _as_samples(stretches),
+        len(tape),
+        figures,
+        scorer=lambda audio: Never(),  # type: ignore[arg-type,return-value]
+    )
+    # One window packs the three stretches, and only the second says a figure: it alone
+    # is read again (its 1.5 s with its rolls).
+    assert len(read) == 2
+    assert read[1] == round((1.5 + 0.3 + 0.2) * RATE)

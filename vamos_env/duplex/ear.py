@@ -19,6 +19,22 @@ silence, and the digit belongs to the card). A stretch longer than a
 window is recognised alone (Whisper then reads it window by window), and so is each
 stretch of a window the recogniser looped on ("10, 10, 10, ...").
 
+**Second opinions** (``second_opinion``). Packing is not free: the stretches around one
+are context, and context can mislead Whisper on a figure. In the 80-call run at 2fcc826,
+"nine point eight nine cents per kilowatt hour" came back "$0.89 per kilowatt hour" in its
+window (four calls) and "card ending zero, zero, zero, two" with four zeros, while the
+same stretch read alone came back right; and forced alignment on the stretch's own audio
+scored the right reading higher by 2.6 and 5.8 nats (in the window, by 0.1 and -3.3). So
+with a ``scorer``, every packed stretch whose words hold a figure (a word with a digit,
+digit words included) is read alone too. Where the two readings differ on a figure (the
+word lists compared with case, punctuation and digit words set aside; differences at most
+``JOIN_WORDS`` apart taken as one), both readings of the whole stretch are scored on its
+own clip and the alone reading is taken only when it scores more than
+``SECOND_MARGIN_NATS`` higher. Words-only differences are left as packed (they do not
+change what the grader checks), and so is a reading alone that stops before the
+stretch's end (Whisper alone often stops after a read-back's code). Cost: about 0.5 s of
+CPU per stretch with a figure (``benchmarks/grading_ear.py``).
+
 **Teens and tens** (``GradingEar``). Whisper's text prior favours round amounts: read by
 the agent's voice, "two hundred fifteen dollars and twenty-eight cents" comes out as
 "$250.28" from tiny.en and base alike, while forced alignment scores that audio -2.4
@@ -33,6 +49,17 @@ recovered), and a ten said scored at least 1.4 nats above its teen (espeak-ng; m
 or more). The decision reads only the audio, never the task's expected values; an agent
 that says "fifty" is heard as fifty (``benchmarks/teen_numbers.py`` measures both ways).
 Ordinals ("the 16th") are left as written: no measurement backs a rule for them.
+
+**Words for digits** (``code_digits``). Inside a code said digit by digit Whisper writes
+a digit as the word it sounds like: "the card ending 8 to 1-0", "account for nine four
+four". There such a word (``DIGIT_SOUNDS``: "to", "too", "for", "fore", "won", "ate", and
+"a" for an eight between two digits: "two nine a seven five") is read as its digit, and
+only there: in a run of digits and such words (a "dash" inside it too) that follows a
+code word ("ending", "number", "account", ...; ``binding.CODE_WORDS``) within three words
+and has at least two digits, a sound-alike counts between two of the run's words, or first in
+the run right after the code word ("a" never first: it may be a letter); the run's last word
+is left as said ("ending 4242 for"). So "2 to 3 business days", "from 9 to 5" and "the
+account for 2 months" keep their words.
 """
 
 from __future__ import annotations
@@ -40,12 +67,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 import numpy as np
 
 from vamos_env.channel.audio import engines
 from vamos_env.channel.audio.dsp import RATE, Audio
 from vamos_env.channel.audio.engines import Ear, ReadingScorer, TimedWord
+from vamos_env.grading.binding import CODE_WORDS
+from vamos_env.speech.vocabulary import SINGLE_DIGITS, SPOKEN_DIGITS
 
 WINDOW_S = 28.0
 GAP_S = 1.0
@@ -54,6 +84,7 @@ POST_ROLL_S = 0.2
 LOOP = 8
 
 TimedRecognise = Callable[[Audio], list[TimedWord]]
+_EDGES = ".,;:!?"
 _GOES_ON = re.compile(r"[,;:\-]\s*$")  # a word that ends so leaves its sentence unfinished
 
 TEEN_MARGIN_NATS = 1.0
@@ -62,6 +93,8 @@ _TEEN_OF = {ten: teen for teen, ten in _TEN_OF.items()}
 # A run of digits (with thousands commas) not followed by an ordinal's letters.
 _DIGITS = re.compile(r"\d[\d,]*(?![\d,]*(?:st|nd|rd|th)\b)")
 SCORED_S = 30.0  # what the scorer reads of a clip (Whisper's window)
+SECOND_MARGIN_NATS = 1.0
+JOIN_WORDS = 2
 
 
 def teen_ten_pairs(text: str) -> list[tuple[int, int, str, str]]:
@@ -118,7 +151,11 @@ class GradingEar:
         if not any(teen_ten_pairs(w.text) for w in words):
             return words
         clip = np.asarray(audio, dtype=np.float32)
-        return settle_teens(words, ReadingScorer(engines._model(self.ear), clip), self.margin)
+        return settle_teens(words, self.scorer(clip), self.margin)
+
+    def scorer(self, clip: Audio) -> ReadingScorer:
+        """Scores readings of ``clip`` by this ear's model."""
+        return ReadingScorer(engines._model(self.ear), np.asarray(clip, dtype=np.float32))
 
 
 @dataclass(frozen=True)
@@ -172,9 +209,12 @@ def stretch_words(
     stretches: Sequence[tuple[int, int]],
     length: int,
     recognise: TimedRecognise,
+    scorer: Callable[[Audio], ReadingScorer] | None = None,
 ) -> list[list[Word]]:
     """The recognised words of each stretch (call samples ``[start, end)``, in order, not
-    overlapping) of the recording ``tape(a, b)`` of ``length`` samples."""
+    overlapping) of the recording ``tape(a, b)`` of ``length`` samples. With ``scorer``
+    (a reading scorer for a clip), each packed stretch that holds a figure gets a second
+    reading alone (``second_opinion``)."""
     words: list[list[Word]] = [[] for _ in stretches]
     for packed in _windows(_clips(stretches, length)):
         heard = _recognised(tape, packed, recognise)
@@ -183,9 +223,83 @@ def stretch_words(
             for clip in packed:
                 alone = [_Clip(clip.stretch, clip.start, clip.end, 0)]
                 _assign(alone, _recognised(tape, alone, recognise), words)
-        else:
-            _assign(packed, heard, words)
+            continue
+        _assign(packed, heard, words)
+        if scorer is None or len(packed) == 1:
+            continue
+        for clip in packed:
+            said = words[clip.stretch]
+            if not any(_figure(_key(w.text)) for w in said):
+                continue
+            audio = tape(clip.start, clip.end)
+            judge = _Judge(scorer, audio)
+            words[clip.stretch] = second_opinion(audio, clip.start / RATE, said, recognise, judge)
     return words
+
+
+class _Judge:
+    """A scorer for one clip, made when first asked (most stretches need none)."""
+
+    def __init__(self, scorer: Callable[[Audio], ReadingScorer], clip: Audio) -> None:
+        self._make, self._clip = scorer, clip
+        self._scorer: ReadingScorer | None = None
+
+    def score(self, text: str) -> float:
+        if self._scorer is None:
+            self._scorer = self._make(np.asarray(self._clip, dtype=np.float32))
+        return self._scorer.score(text)
+
+
+def _key(text: str) -> str:
+    """A word as compared between two readings: lower case, no edge punctuation, digit
+    words as digits, no separators inside a number ("Zero," -> "0", "8-2-1-0" -> "8210")."""
+    bare = text.strip().strip(_EDGES + "\"'").lower()
+    bare = SPOKEN_DIGITS.get(bare, bare)
+    return re.sub(r"(?<=\d)[,-](?=\d)", "", bare)
+
+
+def _figure(key: str) -> bool:
+    return any(c.isdigit() for c in key)
+
+
+def _differences(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
+    """Where word lists ``a`` and ``b`` differ, as ``a[i1:i2]`` against ``b[j1:j2]``; two
+    differences at most ``JOIN_WORDS`` words apart are one (Whisper writes "$0.89" as two
+    words, "$0" and ".89": "9.89 cents" differs from it before and after the ".89")."""
+    spans: list[tuple[int, int, int, int]] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if spans and i1 - spans[-1][1] <= JOIN_WORDS:
+            first = spans.pop()
+            i1, j1 = first[0], first[2]
+        spans.append((i1, i2, j1, j2))
+    return spans
+
+
+def second_opinion(
+    clip: Audio,
+    at_s: float,
+    packed: list[Word],
+    recognise: TimedRecognise,
+    judge: _Judge | ReadingScorer,
+    margin: float = SECOND_MARGIN_NATS,
+) -> list[Word]:
+    """A stretch's words (``packed``, read in its window) with each figure the recogniser
+    reads otherwise in the stretch alone (``clip``, starting ``at_s`` on the call's clock)
+    settled by the stretch's own audio (module docstring, "Second opinions")."""
+    alone = [Word(w.start_s + at_s, w.end_s + at_s, w.text) for w in recognise(clip)]
+    keys = [_key(w.text) for w in packed], [_key(w.text) for w in alone]
+    settled = list(packed)
+    for i1, i2, j1, j2 in reversed(_differences(*keys)):
+        if not any(map(_figure, keys[0][i1:i2] + keys[1][j1:j2])):
+            continue
+        if j1 == j2 and i2 == len(packed):
+            continue  # the stretch read alone stops early: no evidence about its end
+        other = [*settled[:i1], *alone[j1:j2], *settled[i2:]]
+        if judge.score(joined(other)) > judge.score(joined(settled)) + margin:
+            settled = other
+    return settled
 
 
 def _recognised(
@@ -232,6 +346,54 @@ def _assign(window: list[_Clip], heard: Sequence[TimedWord], words: list[list[Wo
         shift = (clip.start - clip.offset) / RATE
         words[clip.stretch].append(Word(word.start_s + shift, word.end_s + shift, word.text))
         previous = (clip, word.text)
+
+
+_WORD = re.compile(r"\S+")
+DIGIT_SOUNDS = {"to": "2", "too": "2", "for": "4", "fore": "4", "won": "1", "ate": "8", "a": "8"}
+_JOINERS = {"dash", "hyphen"}  # "account 4 nine four four dash two nine a seven five"
+_INSIDE_ONLY = {"a"}  # "account a 2 ..." may be a spelled letter; "9 a 7" is no word
+_CODE_CUES = CODE_WORDS | {"account"}
+
+
+def _digit_pieces(word: str) -> list[str] | None:
+    """The digits of a word said digit by digit ("8", "eight,", "1-0." -> ["1", "0"]), or
+    None when the word is anything else."""
+    pieces = word.strip(_EDGES).lower().split("-")
+    return pieces if all(p in SINGLE_DIGITS for p in pieces) else None
+
+
+def code_digits(text: str) -> str:
+    """``text`` with each word that sounds like a digit and stands for one inside a code
+    written as that digit (module docstring): "the card ending 8 to 1-0" -> "the card
+    ending 8 2 1-0"; "account for nine four four" -> "account 4 nine four four"."""
+    words = list(_WORD.finditer(text))
+    bare = [w.group(0).strip(_EDGES).lower() for w in words]
+    digits = [_digit_pieces(w.group(0)) is not None for w in words]
+    sounds = [b in DIGIT_SOUNDS for b in bare]
+    swap: list[int] = []
+    i = 0
+    while i < len(words):
+        if not (digits[i] or sounds[i]):
+            i += 1
+            continue
+        j = i
+        while j < len(words) and (digits[j] or sounds[j] or bare[j] in _JOINERS):
+            j += 1
+        cued = bool(_CODE_CUES & set(bare[max(0, i - 3) : i]))
+        if cued and sum(digits[i:j]) >= 2:
+            for k in range(i, j - 1):  # a last "to" or "for" goes on the sentence
+                first = k == i
+                if sounds[k] and not (
+                    first and (bare[k] in _INSIDE_ONLY or bare[k - 1] not in _CODE_CUES)
+                ):
+                    swap.append(k)
+        i = j
+    out, at = [], 0
+    for k in swap:
+        word = words[k]
+        out.append(text[at : word.start()] + DIGIT_SOUNDS[bare[k]] + word.group(0)[len(bare[k]) :])
+        at = word.end()
+    return "".join(out) + text[at:]
 
 
 def joined(words: Sequence[Word]) -> str:

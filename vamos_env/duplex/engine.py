@@ -66,7 +66,7 @@ from vamos_env.channel.audio.backgrounds import REFERENCE_RMS, BackgroundStream
 from vamos_env.channel.audio.channel import spoken_form
 from vamos_env.channel.audio.dsp import RATE, Audio, active_rms, dither, ratio_for_level
 from vamos_env.channel.audio.vad import DetectorSettings, SpeechDetector
-from vamos_env.duplex.ear import TimedRecognise, Word, joined, stretch_words
+from vamos_env.duplex.ear import TimedRecognise, Word, code_digits, joined, stretch_words
 from vamos_env.duplex.hearing import Offset, Onset, StreamingDetector
 from vamos_env.duplex.line import Line, LineCondition
 from vamos_env.duplex.metrics import CallMetrics, Segment, call_metrics, merged
@@ -663,9 +663,13 @@ class DuplexCall:
             self.turn_times[id(turn)] = at / RATE
 
     def _graded_words(self, stretches: list[tuple[int, int]], ear: TimedRecognise) -> None:
-        """Each stretch's words by the grader's ear, split into pieces at the tool calls
+        """Each stretch's words by the grader's ear (a word that sounds like a digit inside
+        a code read as the digit: ``ear.code_digits``), split into pieces at the tool calls
         inside it by each word's start: a word begun before a tool call precedes it."""
-        heard = stretch_words(self.heard_tape.slice, stretches, self.heard_tape.length, ear)
+        tape = self.heard_tape
+        heard = stretch_words(
+            tape.slice, stretches, tape.length, ear, scorer=getattr(ear, "scorer", None)
+        )
         for (start, end), words in zip(stretches, heard, strict=True):
             pieces = self._pieces(start, end)
             cuts = [b for _, b in pieces[:-1]]
@@ -673,7 +677,7 @@ class DuplexCall:
             for word in words:
                 split[bisect.bisect_right(cuts, word.start_s * RATE)].append(word)
             for (a, _), piece in zip(pieces, split, strict=True):
-                self._agent_turn(joined(piece), a)
+                self._agent_turn(code_digits(joined(piece)), a)
 
     def timeline(self) -> list[dict[str, Any]]:
         """Each transcript turn's start on the call's clock (after ``finish``)."""

@@ -63,7 +63,7 @@ OTHER_TOPICS: dict[str, tuple[str, ...]] = {
         "distribution rate", "delivery charges",
     ),
 }  # fmt: skip
-_CODE_WORDS = frozenset(
+CODE_WORDS = frozenset(
     {"ending", "ends", "digits", "digit", "zip", "postal", "code", "number", "phone", "meter",
      "pin", "extension", "id", "confirmation", "reference"}
 )  # fmt: skip
@@ -244,7 +244,7 @@ def _code(words: tuple[str, ...], first: int, last: int) -> bool:
     if last - first == 1 and words[first] in SINGLE_DIGITS:
         while first > 0 and words[first - 1] in SINGLE_DIGITS:
             first -= 1
-    return any(w in _CODE_WORDS for w in words[max(0, first - 3) : first])
+    return any(w in CODE_WORDS for w in words[max(0, first - 3) : first])
 
 
 def bind(
