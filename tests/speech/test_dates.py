@@ -71,6 +71,8 @@ SPOKEN_DATES = [
     ("The first payment is duactober 10.", date(2026, 10, 10)),
     ("it is dueseptember twelfth", date(2026, 9, 12)),
     ("the 3rd of bynovember", date(2026, 11, 3)),
+    ("it was paid onjune 3", date(2026, 6, 3)),
+    ("the payment is duemay fifth", date(2026, 5, 5)),
 ]
 
 NOT_DATES = [

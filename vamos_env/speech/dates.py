@@ -15,7 +15,7 @@ from datetime import date
 from vamos_env import clock
 from vamos_env.speech.mention import Mention
 from vamos_env.speech.numbers import Analysis, analyse, atoms_from, two_digit
-from vamos_env.speech.vocabulary import MONTH_NUMBERS
+from vamos_env.speech.vocabulary import MONTH_NUMBERS, MONTHS
 
 _ISO_DATE = re.compile(r"(?<![\d/.-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\d/-])")
 _US_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})([/-])(\d{1,2})\2(\d{4}|\d{2})(?![\d/-])")
@@ -88,16 +88,23 @@ def _dates(a: Analysis, default_year: int) -> tuple[tuple[date, int, int], ...]:
 # A full month name, or all of it but its first letter, of five letters or more.
 _TAILS = {m[cut:]: n for m, n in MONTH_NUMBERS.items() for cut in (0, 1) if len(m) - cut >= 5}
 _GLUED = re.compile(r"[a-z]{2,}(" + "|".join(sorted(_TAILS, key=len, reverse=True)) + ")")
+# Short words a date follows, which may take a month of any length with them ("onjune").
+_BEFORE_DATES = ("on", "due", "by", "in", "until", "since", "before", "after")
+_AFTER_WORD = re.compile("(?:" + "|".join(_BEFORE_DATES) + ")(" + "|".join(m for m in MONTHS) + ")")
 
 
 def glued_month(word: str) -> int | None:
     """The month ``word`` names: a month name or abbreviation, or a month glued to the
     word before it, its first sound sometimes swallowed ("duactober" -> 10: Whisper runs
     "due October" together so). Only tails of five letters or more are looked for
-    ("ctober", "march", "ugust"), so "dismay" and "rejune" are no months. Callers still
+    ("ctober", "march", "ugust"), so "dismay" and "rejune" are no months; a
+    short month only after a word a date follows ("onjune", "duemay"). Callers still
     need a day after it."""
     if word in MONTH_NUMBERS:
         return MONTH_NUMBERS[word]
+    after_word = _AFTER_WORD.fullmatch(word)
+    if after_word is not None:
+        return MONTH_NUMBERS[after_word.group(1)]
     glued = _GLUED.fullmatch(word)
     return None if glued is None else _TAILS[glued.group(1)]
 
