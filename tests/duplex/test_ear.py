@@ -136,6 +136,51 @@ def test_a_window_the_recogniser_looped_on_is_read_stretch_by_stretch() -> None:
     assert len(marker.windows) == 3
 
 
+@pytest.mark.parametrize(
+    "window_reading",
+    [
+        # It jumped ahead: "per" aligned from the first stretch far into the second, whose
+        # words (and the rest of the first's) were never written.
+        [TimedWord(0.4, 0.9, " cents"), TimedWord(0.9, 3.6, " per"), TimedWord(3.6, 3.8, " ours.")],
+        # It stopped early: nothing near the third stretch.
+        [TimedWord(0.4, 1.2, " cents"), TimedWord(2.9, 3.5, " per")],
+    ],
+)
+def test_a_window_the_recogniser_skipped_speech_in_is_read_stretch_by_stretch(
+    window_reading: list[TimedWord],
+) -> None:
+    stretches = [(1.0, 2.0), (4.0, 5.0), (7.0, 8.0)]
+    tape = _tape(10.0, stretches)
+    marker = Marker()
+
+    def skips_in_windows(audio: np.ndarray) -> list[TimedWord]:
+        return window_reading if len(audio) > 3 * RATE else marker(audio)
+
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), skips_in_windows
+    )
+    assert [joined(w) for w in words] == ["w1", "w2", "w3"]
+    assert len(marker.windows) == 3
+
+
+def test_a_word_stretched_into_the_silence_is_no_skip() -> None:
+    # Whisper stretches a last word into the gap after it, up to the next roll: no skip.
+    stretches = [(1.0, 2.0), (4.0, 5.0)]
+    tape = _tape(7.0, stretches)
+    marker = Marker()
+
+    def stretched(audio: np.ndarray) -> list[TimedWord]:
+        if len(audio) > 3 * RATE:
+            return [TimedWord(0.4, 2.7, " two."), TimedWord(2.9, 3.6, " Sorry,")]
+        return marker(audio)
+
+    words = stretch_words(
+        lambda a, b: tape[max(a, 0) : b], _as_samples(stretches), len(tape), stretched
+    )
+    assert [joined(w) for w in words] == ["two.", "Sorry,"]
+    assert marker.windows == []
+
+
 @pytest.mark.audio
 @pytest.mark.parametrize("ear", ["whisper-tiny.en", "whisper-base"])
 def test_the_grader_hears_whole_read_backs_in_the_cascade_s_voice(ear: str) -> None:
@@ -364,6 +409,14 @@ def test_a_second_opinion_settles_each_figure_the_stretch_alone_reads_otherwise(
     assert joined(settled) == "Your supply is at 9 .89 cents per kilowatt hour."
     assert settled[4].start_s == pytest.approx(100.0 + 4 * 0.3)  # on the call's clock
     assert len(scores.asked) == 2  # one difference, scored both ways
+    # A figure's unit misheard next to it is the figure's too.
+    packed = _packed("Your bill charged supply at 9.89 and since per co-what hour.", 0.0)
+    alone = _Reads("Your bill charged supply at 9.89 cents per kilowatt hour.")
+    unit = _Reading({"9.89 cents per kilowatt": -6.0, "9.89 and since": -9.0})
+    settled = second_opinion(clip, 0.0, packed, alone, unit)  # type: ignore[arg-type]
+    assert joined(settled) == "Your bill charged supply at 9.89 cents per kilowatt hour."
+    packed = _packed("Your supply is at $0 .89 per kilowatt hour.", 100.0)
+    alone = _Reads("Your supply is at 9 .89 cents per kilowatt hour.")
     # Within the margin the packed reading stays.
     near = _Reading({"9 .89 cents": -8.2 + SECOND_MARGIN_NATS, "$0 .89": -8.2})
     assert second_opinion(clip, 100.0, packed, alone, near) == packed  # type: ignore[arg-type]

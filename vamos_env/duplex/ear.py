@@ -17,7 +17,11 @@ silence goes to the nearer stretch, or to the one before when the word before it
 a comma: Whisper stretches the last word of "ending zero, zero, zero, two." into the
 silence, and the digit belongs to the card). A stretch longer than a
 window is recognised alone (Whisper then reads it window by window), and so is each
-stretch of a window the recogniser looped on ("10, 10, 10, ...").
+stretch of a window the recogniser looped on ("10, 10, 10, ...") or skipped speech in
+(a word aligned from one stretch more than a second into the next, or a stretch of a
+second or more left without a word: in one call of the run at 57/80 the window's
+reading jumped from "9.89 cents per" to "till what ours." and lost the next stretch,
+the bill's total, whole).
 
 **Second opinions** (``second_opinion``). Packing is not free: the stretches around one
 are context, and context can mislead Whisper on a figure. In the 80-call run at 2fcc826,
@@ -26,12 +30,13 @@ window (four calls) and "card ending zero, zero, zero, two" with four zeros, whi
 same stretch read alone came back right; and forced alignment on the stretch's own audio
 scored the right reading higher by 2.6 and 5.8 nats (in the window, by 0.1 and -3.3). So
 with a ``scorer``, every packed stretch whose words hold a figure (a word with a digit,
-digit words included) is read alone too. Where the two readings differ on a figure (the
-word lists compared with case, punctuation and digit words set aside; differences at most
+digit words included) is read alone too. Where the two readings differ on a figure or
+next to one (its unit: "9.89 cents per" against "9.89 and since per"; the word lists
+compared with case, punctuation and digit words set aside; differences at most
 ``JOIN_WORDS`` apart taken as one), both readings of the whole stretch are scored on its
 own clip and the alone reading is taken only when it scores more than
-``SECOND_MARGIN_NATS`` higher. Words-only differences are left as packed (they do not
-change what the grader checks), and so is a reading alone that stops before the
+``SECOND_MARGIN_NATS`` higher. Differences in other words are left as packed (they do
+not change what the grader checks), and so is a reading alone that stops before the
 stretch's end (Whisper alone often stops after a read-back's code). Cost: about 0.5 s of
 CPU per stretch with a figure (``benchmarks/grading_ear.py``).
 
@@ -82,6 +87,7 @@ GAP_S = 1.0
 PRE_ROLL_S = 0.3
 POST_ROLL_S = 0.2
 LOOP = 8
+SKIP_S = 1.0
 
 TimedRecognise = Callable[[Audio], list[TimedWord]]
 _EDGES = ".,;:!?"
@@ -218,8 +224,9 @@ def stretch_words(
     words: list[list[Word]] = [[] for _ in stretches]
     for packed in _windows(_clips(stretches, length)):
         heard = _recognised(tape, packed, recognise)
-        if len(packed) > 1 and _looped(heard):
-            # Whisper fell into a loop ("10, 10, 10, ..."): each stretch is read alone.
+        if len(packed) > 1 and (_looped(heard) or _skipped(packed, heard)):
+            # Whisper fell into a loop ("10, 10, 10, ...") or skipped speech: each stretch
+            # is read alone.
             for clip in packed:
                 alone = [_Clip(clip.stretch, clip.start, clip.end, 0)]
                 _assign(alone, _recognised(tape, alone, recognise), words)
@@ -292,7 +299,10 @@ def second_opinion(
     keys = [_key(w.text) for w in packed], [_key(w.text) for w in alone]
     settled = list(packed)
     for i1, i2, j1, j2 in reversed(_differences(*keys)):
-        if not any(map(_figure, keys[0][i1:i2] + keys[1][j1:j2])):
+        # A difference at a figure or next to one ("9.89 cents per" against "9.89 and
+        # since per": the figure's unit) may change what the grader reads.
+        near = keys[0][max(i1 - 1, 0) : i2 + 1] + keys[1][max(j1 - 1, 0) : j2 + 1]
+        if not any(map(_figure, near)):
             continue
         if j1 == j2 and i2 == len(packed):
             continue  # the stretch read alone stops early: no evidence about its end
@@ -324,6 +334,21 @@ def _looped(words: Sequence[TimedWord]) -> bool:
         if run > LOOP:
             return True
     return False
+
+
+def _skipped(window: list[_Clip], heard: Sequence[TimedWord]) -> bool:
+    """Whether the recogniser skipped speech in a window: a word aligned from before a clip
+    more than ``SKIP_S`` into it (it jumped ahead: "cents per" stretched eight seconds to
+    "till what ours.", the speech between gone), or a clip of a second or more that no
+    word is nearest to (it stopped early)."""
+    spans = [(c.offset / RATE, (c.offset + c.end - c.start) / RATE) for c in window]
+    if any(w.start_s < a and w.end_s > a + SKIP_S for w in heard for a, _ in spans):
+        return True
+    nearest = {
+        min(range(len(spans)), key=lambda k: max(spans[k][0] - m, m - spans[k][1], 0))
+        for m in ((w.start_s + w.end_s) / 2 for w in heard)
+    }
+    return any(b - a >= 1.0 and k not in nearest for k, (a, b) in enumerate(spans))
 
 
 def _assign(window: list[_Clip], heard: Sequence[TimedWord], words: list[list[Word]]) -> None:
