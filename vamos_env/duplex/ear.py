@@ -157,8 +157,7 @@ class GradingEar:
         words = engines.transcribe_timed(audio, self.ear)
         if not any(teen_ten_pairs(w.text) for w in words):
             return words
-        clip = np.asarray(audio, dtype=np.float32)
-        return settle_teens(words, self.scorer(clip), self.margin)
+        return settle_teens(words, self.scorer(audio), self.margin)
 
     def scorer(self, clip: Audio) -> ReadingScorer:
         """Scores readings of ``clip`` by this ear's model."""
