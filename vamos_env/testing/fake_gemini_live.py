@@ -417,7 +417,11 @@ class _Session:
         self.texts: list[str] = []
         self.results: list[dict[str, Any]] = []
         self.wake = asyncio.Event()
-        self.open_calls: dict[str, str] = {}  # id -> name, awaiting a response
+        # id -> name of each function call the agent still waits on: a call stays open until
+        # its response reaches the agent (the agent steps in a worker thread, and a turn must
+        # not end between the response's arrival and its delivery).
+        self.open_calls: dict[str, str] = {}
+        self.answered: set[str] = set()  # ids whose response arrived, not yet delivered
         self.ids = itertools.count(1)
         # What of the agent's speech has gone out: id(saying) -> the saying.
         self.sent: dict[int, Any] = {}
@@ -446,6 +450,9 @@ class _Session:
         """Step the agent over the frames that arrived; the messages that follow from it."""
         out: list[dict[str, Any]] = []
         agent = self.agent
+        for entry in results:  # delivered with the first frame below: no longer waited on
+            self.open_calls.pop(entry["tool_call_id"], None)
+            self.answered.discard(entry["tool_call_id"])
         for text in texts:
             turns = getattr(agent, "_turns", None)
             if isinstance(turns, list):  # the cascade hears it as a recognised turn, now
@@ -659,12 +666,13 @@ class _Session:
                     "Invalid request: FunctionResponse must have an `id` field from the "
                     "response of a ToolCall.FunctionCalls."
                 )
-            if call_id not in self.open_calls:
+            if call_id not in self.open_calls or call_id in self.answered:
                 raise Refused(
                     f"Invalid request: FunctionResponse id {call_id!r} matches no function call."
                 )
         for response in responses:
-            name = self.open_calls.pop(response["id"])
+            name = self.open_calls[response["id"]]
+            self.answered.add(response["id"])
             self.record.tool_responses.append(response)
             answer = response.get("response") or {}
             entry: dict[str, Any] = {"tool_call_id": response["id"], "name": name}
