@@ -81,7 +81,7 @@ from vamos_env.channel.audio import engines
 from vamos_env.channel.audio.dsp import RATE, Audio
 from vamos_env.channel.audio.engines import Ear, ReadingScorer, TimedWord
 from vamos_env.grading.binding import CODE_WORDS
-from vamos_env.speech.vocabulary import SINGLE_DIGITS, SPOKEN_DIGITS
+from vamos_env.speech.vocabulary import DIGIT_SOUNDS, SINGLE_DIGITS, SPOKEN_DIGITS
 
 WINDOW_S = 28.0
 GAP_S = 1.0
@@ -374,7 +374,6 @@ def _assign(window: list[_Clip], heard: Sequence[TimedWord], words: list[list[Wo
 
 
 _WORD = re.compile(r"\S+")
-DIGIT_SOUNDS = {"to": "2", "too": "2", "for": "4", "fore": "4", "won": "1", "ate": "8", "a": "8"}
 _JOINERS = {"dash", "hyphen"}  # "account 4 nine four four dash two nine a seven five"
 _INSIDE_ONLY = {"a"}  # "account a 2 ..." may be a spelled letter; "9 a 7" is no word
 _CODE_CUES = CODE_WORDS | {"account"}

@@ -38,7 +38,7 @@ import numpy as np
 
 from vamos_env.channel.audio import engines
 from vamos_env.channel.audio.engines import RATE, Audio, Ear, ReadingScorer
-from vamos_env.speech.vocabulary import SPOKEN_DIGITS
+from vamos_env.speech.vocabulary import DIGIT_SOUNDS, SPOKEN_DIGITS
 
 # A reading that puts the caller's own name in scores at most this many nats below the
 # free reading to be heard; for a code, at most CODE_MARGIN_NATS. Over the exam's 23
@@ -63,7 +63,7 @@ DIGIT_SLACK = 3
 MAX_CLIP_S = engines.MAX_SEGMENT_S
 
 # Digit words as the ear writes them, "oh" and "for" (four) included.
-_DIGIT_WORDS = SPOKEN_DIGITS | {"for": "4"}
+_DIGIT_WORDS = SPOKEN_DIGITS | {"for": DIGIT_SOUNDS["for"]}
 _SEPARATORS = {"dash", "hyphen"}
 _NAME_CUES = {"name", "named", "names", "mr", "mrs", "ms", "miss"}
 _TRAILING = re.compile(r"[.,;:!?]+$")
@@ -88,7 +88,7 @@ def _digits_of(word: str) -> str | None:
 
 # How the ear writes "two" inside a spoken code ("9 to 9 7 dash ..."): a digit only between
 # two single digits and not in a range ("from 9 to 5"), since "to" is everywhere else a word.
-_TWO_HEARD_AS = {"to": "2", "too": "2"}
+_TWO_HEARD_AS = {word for word, digit in DIGIT_SOUNDS.items() if digit == "2"}
 
 
 def _between_digits(words: list[str], i: int) -> bool:

@@ -21,6 +21,11 @@ SPOKEN_DIGITS: dict[str, str] = {word: str(value) for value, word in enumerate(D
     "oh": "0"
 }
 SINGLE_DIGITS: frozenset[str] = frozenset({*SPOKEN_DIGITS, *"0123456789"})
+# Words a recogniser writes for a digit said inside a code ("card ending 8 to 1-0",
+# "account for nine four four", "two nine a seven"); digits only where a code is said.
+DIGIT_SOUNDS: dict[str, str] = {
+    "to": "2", "too": "2", "for": "4", "fore": "4", "won": "1", "ate": "8", "a": "8",
+}  # fmt: skip
 
 UNITS: dict[str, int] = {word: value for value, word in enumerate(DIGIT_WORDS) if value}
 
