@@ -270,6 +270,7 @@ class Rollout:
         duplex["compute"] = played.compute
         duplex["agent_log"] = played.agent_log
         duplex["wall_s"] = round(played.wall_s, 3)
+        duplex["late_s"] = round(played.late_s, 3)  # how far a paced call fell behind
         return record.model_copy(update={"duplex": duplex})
 
     # -- agents ----------------------------------------------------------------------------
