@@ -202,12 +202,57 @@ def test_routes_other_than_completions() -> None:
         listed = client(server).models.list()
         unknown = httpx.post(f"{server.base_url}/embeddings", json={"input": "x"})
         not_json = post(server, b"{model: m")
-        streamed = post(server, {"model": "m", "messages": HELLO, "stream": True})
+        streamed = post(server, {"model": "m", "messages": HELLO, "stream": "yes"})
     assert [m.id for m in listed.data] == ["local-7b", "local-70b"]
     assert unknown.status_code == 404
     assert unknown.json()["error"]["message"] == "Invalid URL (POST /v1/embeddings)"
     assert not_json.status_code == 400 and "parse the JSON body" in not_json.text
     assert streamed.status_code == 400 and streamed.json()["error"]["param"] == "stream"
+
+
+def test_a_streamed_reply_is_the_same_reply_in_chunks() -> None:
+    calls = (Call("get_account", {"account_number": "4417-90781"}), Call("get_bill"))
+    reply = Reply("Let me look that up for you, one moment please.", calls)
+    with FakeOpenAIServer([reply, reply, "Done.", "Raw."]) as server:
+        sdk = client(server)
+        whole = sdk.chat.completions.create(model="m", messages=HELLO, tools=[TOOL])
+        chunks = list(
+            sdk.chat.completions.create(
+                model="m",
+                messages=HELLO,
+                tools=[TOOL],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+        plain = list(sdk.chat.completions.create(model="m", messages=HELLO, stream=True))
+        raw = post(server, {"model": "m", "messages": HELLO, "stream": True})
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content
+    assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) > 1
+    assert chunks[0].choices[0].delta.role == "assistant"
+    names: dict[int, str] = {}
+    arguments: dict[int, str] = {}
+    ids: dict[int, str] = {}
+    for c in chunks:
+        for call in (c.choices[0].delta.tool_calls or []) if c.choices else []:
+            ids[call.index] = call.id or ids.get(call.index, "")
+            names[call.index] = (call.function and call.function.name) or names.get(call.index, "")
+            piece = (call.function and call.function.arguments) or ""
+            arguments[call.index] = arguments.get(call.index, "") + piece
+    assert [names[i] for i in sorted(names)] == ["get_account", "get_bill"]
+    assert json.loads(arguments[0]) == {"account_number": "4417-90781"}
+    assert json.loads(arguments[1]) == {}
+    assert all(ids[i].startswith("call_") for i in ids)
+    finishing = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert finishing[-1] == "tool_calls" and set(finishing[:-1]) == {None}
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == whole.usage.completion_tokens  # type: ignore[union-attr]
+    assert all(c.usage is None for c in chunks[:-1])
+    assert plain[-1].choices[0].finish_reason == "stop"
+    assert "".join(c.choices[0].delta.content or "" for c in plain) == "Done."
+    assert raw.headers["content-type"].startswith("text/event-stream")
+    assert raw.text.endswith("data: [DONE]\n\n")
 
 
 def test_the_script_queue_function_and_exhaustion() -> None:

@@ -13,8 +13,10 @@ ways agent code gets wrong: a missing model, no messages, an unknown role, a
 whose ``tool_calls`` are not all answered, an empty ``tool_calls`` list, a tool
 with a bad name. Such a request gets a 400 and consumes no scripted reply.
 
-Not modelled: streaming (``stream: true`` is refused with a 400 naming this
-fake), ``n`` > 1, logprobs, audio, the Responses API.
+``stream: true`` gets the same reply as server-sent ``chat.completion.chunk`` events
+(``sse_chunks``), as a streaming client such as Pipecat's OpenAI service reads them.
+
+Not modelled: ``n`` > 1, logprobs, audio, the Responses API.
 
 Example::
 
@@ -24,8 +26,9 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vamos_env.clock import NOW_UNIX
@@ -135,9 +138,13 @@ class FakeOpenAIServer(FakeVendorServer):
             invalid = validate_chat_request(request.body)
             if invalid is not None:
                 return invalid
-        if request.body.get("stream"):
+        stream = request.body.get("stream")
+        if stream not in (None, False, True):
             return openai_error(
-                400, "This fake server does not stream: send stream=false.", param="stream"
+                400,
+                f"Invalid type for 'stream': expected a boolean, but got {stream!r} instead.",
+                param="stream",
+                code="invalid_type",
             )
         scripted = self.next_reply(request)
         if scripted is None:
@@ -152,7 +159,10 @@ class FakeOpenAIServer(FakeVendorServer):
             return reply
         if isinstance(reply, Failure):
             return openai_error(reply.status, reply.message, code=reply.code)
-        return 200, self._completion(request, reply)
+        completion = self._completion(request, reply)
+        if stream:
+            return Raw(200, sse_chunks(completion, request.body), "text/event-stream")
+        return 200, completion
 
     def _authorise(self, request: RecordedRequest) -> tuple[int, Any] | None:
         if self.api_key is None:
@@ -224,6 +234,53 @@ class FakeOpenAIServer(FakeVendorServer):
             "service_tier": "default",
             "system_fingerprint": "fp_vamos_fake",
         }
+
+
+def sse_chunks(completion: Mapping[str, Any], body: Mapping[str, Any]) -> str:
+    """A finished completion as the server-sent events of ``stream: true``.
+
+    As the service streams: ``chat.completion.chunk`` objects, each ``data: <json>`` and a
+    blank line. The first delta carries the role, the words follow a few at a time, each
+    tool call starts with its index, id, type and name (arguments empty) and its
+    arguments follow in a second delta, and the last choice chunk has the
+    ``finish_reason``. With ``stream_options.include_usage`` every chunk has
+    ``usage: null`` and one more chunk with no choices carries the usage. ``data:
+    [DONE]`` ends the stream. The whole stream is sent as one body: an SSE client cannot
+    tell it from one sent piece by piece.
+    """
+    choice = completion["choices"][0]
+    message = choice["message"]
+    options = body.get("stream_options")
+    with_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
+    head = {
+        "id": completion["id"],
+        "object": "chat.completion.chunk",
+        "created": completion["created"],
+        "model": completion["model"],
+        "service_tier": completion["service_tier"],
+        "system_fingerprint": completion["system_fingerprint"],
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choices = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        out = {**head, "choices": choices}
+        if with_usage:
+            out["usage"] = None
+        return out
+
+    chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    words = re.findall(r"\S+\s*", message.get("content") or "")
+    chunks += [chunk({"content": "".join(words[i : i + 3])}) for i in range(0, len(words), 3)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        opening = {"name": call["function"]["name"], "arguments": ""}
+        first = {"index": index, "id": call["id"], "type": "function", "function": opening}
+        chunks.append(chunk({"tool_calls": [first]}))
+        arguments = {"arguments": call["function"]["arguments"]}
+        chunks.append(chunk({"tool_calls": [{"index": index, "function": arguments}]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if with_usage:
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
 def validate_chat_request(body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
