@@ -20,6 +20,9 @@ from vamos_env.channel.audio import engines
 from vamos_env.duplex.cascade import CascadeAgent, agent_voice_synthesizer
 from vamos_env.duplex.engine import (
     FRAME,
+    JOIN_GAP_S,
+    JOIN_MAX_S,
+    PRE_ROLL_S,
     DuplexCall,
     _NoSpeechChannel,
     caller_voice_synthesizer,
@@ -301,3 +304,68 @@ def test_a_caller_hearing_its_details_read_holds_its_cut_in_then_cuts_in() -> No
     assert all(b - a == pytest.approx(1.0, abs=0.05) for a, b in itertools.pairwise(held))
     assert cut_in == pytest.approx(4.0 + 15.0, abs=0.5)
     assert len(caller.interrupted) == 1 and caller.heard == []
+
+
+def _over_g711(audio: np.ndarray) -> np.ndarray:
+    """Audio as a Twilio media stream carries it: mu-law at 8 kHz, back to 16 kHz."""
+    from vamos_env.bridges.audio import Resampler, mulaw_audio, mulaw_bytes
+
+    padded = np.concatenate([audio, np.zeros(RATE // 2)])
+    return Resampler(8_000, RATE)(mulaw_audio(mulaw_bytes(Resampler(RATE, 8_000)(padded))))
+
+
+@pytest.mark.parametrize("agent_line", [None, "g711"])
+def test_the_caller_hears_the_first_words_of_an_agent_on_a_g711_wire(
+    agent_line: str | None,
+) -> None:
+    # The agent's audio crossed a G.711 wire (a Twilio bridge) into a wideband call. Tuned to
+    # the wide line, the caller's detector confirms the speech about half a second late and
+    # its clip starts after the first word; told the agent's line, it starts before it.
+    caller = ScriptCaller("Hello, I have a question about my bill.", ["The postal code."])
+    call = make_call(caller, "calm")
+    if agent_line is not None:
+        call = DuplexCall(
+            call.episode,
+            background="clean",
+            rng=np.random.default_rng(0),
+            level_db=25.0,
+            line=line_condition("wideband"),
+            agent_line=line_condition(agent_line),
+            taking=turn_taking("calm"),
+            synthesize=caller_voice_synthesizer(engines.CALLER),
+            recognise=heard_words,
+            max_call_s=40.0,
+        )
+    clip = _over_g711(
+        agent_voice_synthesizer()(
+            "Thanks. And one of: last four of a card on file, your postal code, or last bill"
+            " amount?"
+        )
+    )
+    speech_at = 5.0 + np.nonzero(np.abs(clip) > 0.02)[0][0] / RATE
+    run_scripted(call, scripted_agent([(5.0, clip)]), 14.0)
+    (start, _end), *_ = call.agent_stretches
+    clip_from = start / RATE - PRE_ROLL_S  # the caller's ear is handed audio from here
+    if agent_line is None:
+        assert clip_from > speech_at + 0.1  # "Thanks." is lost
+    else:
+        assert call.summary()["agent_line"] == "g711"
+        assert clip_from < speech_at
+
+
+def test_stretches_a_short_pause_apart_are_heard_as_one_clip() -> None:
+    # The detector stops inside a sentence where it misses a few words (digits read slowly
+    # on a G.711 line); the caller hears the sentence whole, not two halves.
+    call = make_call(ScriptCaller("Hello.", []), "calm")
+    s = RATE
+    call._unanswered = [
+        (0, 4 * s, True),
+        (4 * s + int((JOIN_GAP_S - 0.1) * s), 6 * s, True),  # a pause inside the sentence
+        (6 * s + int((JOIN_GAP_S + 0.1) * s), 8 * s, False),  # the next sentence
+        (8 * s + s // 2, 8 * s + int(JOIN_MAX_S * s), True),  # would make one clip too long
+    ]
+    assert call._joined() == [
+        (0, 6 * s, True),
+        (6 * s + int((JOIN_GAP_S + 0.1) * s), 8 * s, False),
+        (8 * s + s // 2, 8 * s + int(JOIN_MAX_S * s), True),
+    ]

@@ -99,3 +99,11 @@ def test_pacing_holds_the_call_to_the_wall_clock(
     assert waits and paced.wall_s >= 1.5
     assert fast.final["end_reason"] == paced.final["end_reason"] == "end_call"
     assert fast.final["transcript"] == paced.final["transcript"]
+
+
+def test_the_agents_line_is_named_in_the_info_and_a_bad_one_fails_fast(env: gym.Env) -> None:
+    _, info = env.reset(seed=5, options={"agent_line": "g711"})
+    assert info["line"] == "wideband" and info["agent_line"] == "g711"
+    assert env.call.hearing.settings.model == "silero-release"  # tuned to the narrow wire
+    with pytest.raises(ValueError, match=r"expected one of .* got 'telegraph'"):
+        env.reset(seed=5, options={"agent_line": "telegraph"})

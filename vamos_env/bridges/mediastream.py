@@ -386,6 +386,7 @@ class TwilioStreamAgent(_StreamAgent):
     url_variable = TWILIO_URL_VARIABLE
     protocol = "twilio"
     wall_clock = True  # the agent hears the call in wall time: run.play paces this agent
+    wire_line = "g711"  # mu-law at 8 kHz: the call's listeners hear its audio as a phone line
 
     def _open_call(self, info: Mapping[str, Any]) -> None:
         self.custom_parameters = service_variables(self.services, info)

@@ -83,6 +83,11 @@ PRE_ROLL_S = 0.3
 POST_ROLL_S = 0.2
 MIN_HEARD_S = 0.25  # shorter scraps of agent speech (after the caller stopped) are not heard
 SPLIT_MARGIN_S = 0.25  # a tool call this close to a stretch's edge does not split it
+# Stretches of agent speech at most this far apart are heard as one clip: the detector
+# stops inside a sentence where it misses a few words (digits read slowly on a G.711 line),
+# and each half alone is misheard ("the card ending one?" and "7." for "1-1-1-7").
+JOIN_GAP_S = 1.5
+JOIN_MAX_S = 25.0  # ...while the clip stays inside one Whisper window
 AGENT_SPEECH_DBFS = -45.0  # an agent frame louder than this carries speech (ground truth)
 AGENT_GAP_S = 0.5  # pauses shorter than this inside the agent's speech are not gaps
 TRANSFER_GRACE_S = 10.0  # the agent's closing words after a transfer must start by then
@@ -200,6 +205,7 @@ class DuplexCall:
         level_db: float,
         line: LineCondition,
         taking: TurnTaking,
+        agent_line: LineCondition | None = None,
         synthesize: Synthesize,
         recognise: Recognise = engines.transcribe,
         grading_ear: TimedRecognise | None = None,
@@ -211,6 +217,7 @@ class DuplexCall:
         self.caller: Caller = episode.caller
         self.taking = taking
         self.line = line
+        self.agent_line = agent_line
         self.max_call_s = max_call_s
         self._synthesize = synthesize
         self._recognise = recognise
@@ -222,7 +229,13 @@ class DuplexCall:
         self._dither_rng = dither_rng
         self.line_to_agent = Line(line, down_rng)
         self.line_to_caller = Line(line, up_rng)
-        self.hearing = StreamingDetector(line.detector_settings())
+        # The agent's audio may have crossed a narrower line than the call's before it came
+        # in (a bridge's G.711 wire): the listeners tune to the narrower one. Tuned to a wide
+        # line, the detector confirms speech from 8 kHz mu-law half a second late and the
+        # caller's ear loses each sentence's first words ("Shall I charge" heard as "By
+        # charge", no question asked).
+        listening = agent_line if agent_line is not None and agent_line.narrow else line
+        self.hearing = StreamingDetector(listening.detector_settings())
         self.sample = 0
         self.events: list[Event] = []
         self.end_reason: str | None = None
@@ -566,10 +579,21 @@ class DuplexCall:
             self._recognised[key] = self._recognise(self.heard_tape.slice(a, b)).strip()
         return self._recognised[key]
 
+    def _joined(self) -> list[tuple[int, int, bool]]:
+        """The unanswered stretches, those a short pause apart joined into one."""
+        joined: list[tuple[int, int, bool]] = []
+        gap, longest = round(JOIN_GAP_S * RATE), round(JOIN_MAX_S * RATE)
+        for start, end, finished in self._unanswered:
+            if joined and start - joined[-1][1] <= gap and end - joined[-1][0] <= longest:
+                joined[-1] = (joined[-1][0], end, finished)
+            else:
+                joined.append((start, end, finished))
+        return joined
+
     def _heard_text(self) -> str:
         texts = [
             _finished(self._words(a, b)) if finished else self._words(a, b)
-            for start, end, finished in self._unanswered
+            for start, end, finished in self._joined()
             for a, b in self._pieces(start, end)
         ]
         self._unanswered = []
@@ -736,6 +760,7 @@ class DuplexCall:
         """The call's duplex record: metrics, line, events and the transcript's timing."""
         return {
             "line": self.line.name,
+            **({"agent_line": self.agent_line.name} if self.agent_line is not None else {}),
             "frames": self.sample // FRAME,
             "frames_lost": {
                 "to_agent": self.line_to_agent.lost,

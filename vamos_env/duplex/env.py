@@ -102,6 +102,10 @@ class DuplexResetOptions(BaseModel):
     background: Literal["clean", "street", "cafe", "television"] | None = None
     level_db: float | None = None
     line: str | None = None
+    # The line the agent's audio crossed before it reached the call: a bridge's wire
+    # (Twilio's media stream is G.711 at 8 kHz). The call's listeners (the caller's ear and
+    # the detector whose stretches the grader reads) tune to the narrower of it and ``line``.
+    agent_line: str | None = None
     # An outside agent runs its own tools: serve the call's twins to it on loopback
     # (``info["services"]``) and grade the trace rebuilt from their request log.
     serve_twins: bool = False
@@ -211,6 +215,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
         background = opts.background or self.background or cast_in or "clean"
         level_db = opts.level_db if opts.level_db is not None else self.level_db
         line = line_condition(opts.line) if opts.line is not None else self.line
+        agent_line = line_condition(opts.agent_line) if opts.agent_line is not None else None
         # The text env's two child generators: the caller's wording, then the call's audio.
         entropy = int(self.np_random.integers(2**63))
         caller_seq, call_seq = np.random.SeedSequence(entropy).spawn(2)
@@ -241,6 +246,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             rng=np.random.default_rng(call_seq),
             level_db=level_db,
             line=line,
+            agent_line=agent_line,
             taking=turn_taking(persona),
             synthesize=_caller_voice(voice),
             recognise=caller_ear(task),
@@ -273,6 +279,7 @@ class VamosEnergyDuplexEnv(gym.Env[dict[str, Any], dict[str, Any]]):
             "background": background,
             "level_db": level_db,
             "line": line.name,
+            **({"agent_line": agent_line.name} if agent_line is not None else {}),
             "grading_ear": self.grading_ear,
             "repeat": opts.repeat,
             "caller": self.caller,

@@ -59,6 +59,8 @@ def play(
         options.setdefault("serve_twins", True)
         if getattr(agent, "twins_port", 0):
             options.setdefault("twins_port", int(agent.twins_port))
+    if getattr(agent, "wire_line", None):  # its audio crossed that line (Twilio: G.711 8 kHz)
+        options.setdefault("agent_line", str(agent.wire_line))
     observation, info = env.reset(seed=seed, options=options)
     call = env.call
     assert call is not None
