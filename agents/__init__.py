@@ -83,6 +83,15 @@ register_stack(
     offline=True,
     duplex=True,
 )
+register_stack(
+    "pipecat-reference",
+    "vamos_env.bridges.local:pipecat_reference",
+    "The Pipecat bot of pipecat-local with the reference solver's decisions as its model "
+    "(an OpenAI-compatible server on loopback, vamos_env.testing.agent_model): the "
+    "framework's part of a call measured apart from a model's (needs the pipecat extra)",
+    offline=True,
+    duplex=True,
+)
 
 register_stack(
     "openai",

@@ -1,19 +1,16 @@
 """The Pipecat bot (vamos_env.testing.pipecat_bot) as an outside agent behind the Twilio bridge.
 
 The fast test runs the real Pipecat pipeline (its Twilio serializer and server transport,
-Silero, Whisper, Piper) with a scripted streaming OpenAI-compatible server in place of the
-model; the whole exam call (marked ``pipecat_call``, ``make pipecat-calls``) runs it on the
+Silero, Whisper, Piper) with ``FakeOpenAIServer`` streaming one scripted reply in place of
+the model; the whole exam call (marked ``pipecat_call``, ``make pipecat-calls``) runs it on the
 local llama.cpp server at wall-clock pace.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +18,7 @@ import pytest
 from vamos_env.bridges.mediastream import TwilioStreamAgent
 from vamos_env.channel.audio.dsp import RATE
 from vamos_env.duplex.engine import FRAME
+from vamos_env.testing import FakeOpenAIServer
 
 
 def _missing() -> str | None:
@@ -43,46 +41,6 @@ SERVICES = {
 }
 
 
-class _StreamingModel:
-    """A scripted OpenAI-compatible server that streams one reply (Pipecat always streams)."""
-
-    def __init__(self, text: str) -> None:
-        self.requests: list[dict[str, Any]] = []
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                model.requests.append(body)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0}
-                base["model"] = body.get("model", "fake")
-                for delta, finish in (
-                    ({"role": "assistant", "content": text}, None),
-                    ({}, "stop"),
-                ):
-                    chunk = dict(
-                        base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}]
-                    )
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-
-
 @needs_pipecat
 @pytest.mark.audio
 @pytest.mark.slow
@@ -94,7 +52,7 @@ def test_the_bot_takes_the_twilio_handshake_and_answers_with_media() -> None:
     from vamos_env.channel.audio.engines import synthesize
     from vamos_env.testing.pipecat_bot import PipecatBot, bot_tools, opening_line
 
-    model = _StreamingModel(ANSWER)
+    model = FakeOpenAIServer([ANSWER]).start()
     bot = PipecatBot(llm_url=model.base_url, llm_model="fake-model", warm=False).start()
     agent = TwilioStreamAgent(bot.url, services=SERVICES)
     try:
@@ -123,7 +81,7 @@ def test_the_bot_takes_the_twilio_handshake_and_answers_with_media() -> None:
     assert call.stream_sid == agent.stream_sid
     assert call.heard and "bill" in " ".join(call.heard).lower(), call.heard
     assert call.said == [opening_line(bot_tools()[0]), ANSWER]
-    request = model.requests[0]
+    request = model.requests[0].body
     assert request["messages"][0]["role"] == "system" and len(request["tools"]) == 16
     assert [m["role"] for m in request["messages"][1:]] == ["assistant", "user"]
     voiced = heard[np.abs(heard) > 0]

@@ -89,6 +89,42 @@ def pipecat_local(**options: Any) -> Any:
     return agent
 
 
+class _Servers:
+    """Servers that live and stop together (``local_server.stop()`` stops them all)."""
+
+    def __init__(self, *servers: Any) -> None:
+        self.servers = servers
+
+    def __getattr__(self, name: str) -> Any:  # the bot's own record (``calls``, ``url``)
+        return getattr(self.servers[0], name)
+
+    def stop(self) -> None:
+        for server in self.servers:
+            (getattr(server, "stop", None) or server.close)()
+
+
+def pipecat_reference(**options: Any) -> Any:
+    """The Pipecat bot of ``pipecat_local`` with the reference solver's decisions as its
+    model: ``AgentModel("reference")`` answering chat completions (streamed, as Pipecat
+    asks) on a loopback ``FakeOpenAIServer``. Pipecat's context, tool handlers, ears and
+    voice are all in the call; only the model is swapped, so a miss is Pipecat's part or
+    the reference's, never a small model's. Needs the ``pipecat`` extra."""
+    from vamos_env.bridges.mediastream import TwilioStreamAgent
+    from vamos_env.testing.agent_model import AgentModel
+    from vamos_env.testing.fake_openai import FakeOpenAIServer
+    from vamos_env.testing.pipecat_bot import PipecatBot
+
+    model = FakeOpenAIServer(AgentModel("reference"), models=("reference",)).start()
+    try:
+        bot = PipecatBot(llm_url=model.base_url, llm_model="reference", warm=False).start()
+    except BaseException:
+        model.close()
+        raise
+    agent: Any = TwilioStreamAgent(bot.url, **options)
+    agent.local_server = _Servers(bot, model)
+    return agent
+
+
 def voice_ws_local(**options: Any) -> Any:
     """``PCMStreamAgent`` against ``VoiceAgentServer("pcm")`` started, as rory-agent's stacks
     are, with fixed service variables: every call's twins are served on that port."""
@@ -110,6 +146,7 @@ for _factory in (
     twilio_stream_local,
     voice_ws_local,
     pipecat_local,
+    pipecat_reference,
 ):
     setattr(_factory, "offline", True)  # no keys, no network  # noqa: B010
     setattr(_factory, "duplex", True)  # noqa: B010
@@ -118,6 +155,7 @@ __all__ = [
     "free_port",
     "gemini_live_local",
     "pipecat_local",
+    "pipecat_reference",
     "realtime_local",
     "twilio_stream_local",
     "voice_ws_local",
