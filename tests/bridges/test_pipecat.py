@@ -143,3 +143,55 @@ def test_a_whole_exam_call_to_the_pipecat_bot() -> None:
     assert call.heard and any(len(h.split()) >= 3 for h in call.heard), call.heard
     assert len(call.said) >= 2, call.said
     assert "latency_median_s" in metrics and metrics["latency_median_s"] is not None
+
+
+@needs_pipecat
+@pytest.mark.audio
+@pytest.mark.pipecat_call
+def test_a_whole_exam_call_to_the_pipecat_bot_with_the_reference_as_its_model() -> None:
+    """The same call to the same Pipecat bot with the reference solver's decisions as its
+    model (``pipecat-reference``: ``AgentModel`` behind ``FakeOpenAIServer``, streamed):
+    Pipecat's ears, context, tool handlers and voice carry a competent agent through the
+    call. The caller is verified, the bot's own HTTP tool calls are the trace the grader
+    rebuilt from the twins' request log, and the gate holds."""
+    from vamos_env.bridges.local import pipecat_reference
+    from vamos_env.duplex.env import VamosEnergyDuplexEnv
+    from vamos_env.duplex.run import play
+
+    exam = files("vamos_env.envs.energy.tasks").joinpath("data/exam.json").read_text()
+    task = json.loads(exam)["tasks"][0]["task_id"]
+    bridge = pipecat_reference()
+    t0 = time.monotonic()
+    try:
+        played = play(
+            VamosEnergyDuplexEnv("exam"),
+            bridge,
+            seed=0,
+            options={"task_id": task, "persona": "calm", "background": "clean"},
+            timeout_s=900,
+        )
+    finally:
+        bridge.local_server.stop()
+    final = played.final
+    call = bridge.local_server.calls[0]
+    rebuilt = final["duplex"]["outside_trace"]
+    print(
+        "\npipecat-reference call:",
+        json.dumps(
+            {
+                "reward": final.get("reward"),
+                "end": final.get("end_reason"),
+                "wall_s": round(time.monotonic() - t0, 1),
+                "latency_median_s": final["duplex"]["metrics"].get("latency_median_s"),
+                "tools": call.tool_calls,
+                "rebuilt": [(e["tool"], e["outcome"]) for e in rebuilt],
+            }
+        ),
+    )
+    assert played.agent_fault is None, played.agent_fault
+    assert final["end_reason"] in ("hang_up", "end_call", "transfer"), final["end_reason"]
+    verified = [t for t in call.tool_calls if t["name"] == "verify_caller" and t["ok"]]
+    assert verified, call.tool_calls
+    assert len(call.tool_calls) >= 2, call.tool_calls  # it went on past verification
+    assert [e["tool"] for e in rebuilt] == [t["name"] for t in call.tool_calls]
+    assert final["verdict"]["gate"]["passed"], final["verdict"]["gate"]

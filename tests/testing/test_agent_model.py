@@ -151,3 +151,33 @@ def test_an_unknown_agent_fails_when_built_and_an_empty_conversation_is_refused(
         client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
         with pytest.raises(openai.BadRequestError, match="no user or tool message"):
             client.chat.completions.create(model="m", messages=[PROMPT])  # type: ignore[list-item]
+
+
+def test_the_first_reply_does_not_say_the_frameworks_greeting_again() -> None:
+    """The framework greeted with the line the reference opens with; the reference's first
+    reply leaves that sentence out, and the framework keeping the rest is not a cut."""
+    infos: list[dict[str, Any]] = []
+
+    class Spy:
+        def __init__(self) -> None:
+            self.inner = make_agent("reference")
+
+        def reset(self, info: Any) -> None:
+            self.inner.reset(info)
+
+        def act(self, observation: str, info: Any) -> Any:
+            infos.append(dict(info))
+            return self.inner.act(observation, info)
+
+    model = AgentModel(Spy)
+    opening = {"role": "user", "content": "Hi, what do I owe?"}
+    plain = model_reply(model, [PROMPT, opening])["choices"][0]["message"]["content"]
+    assert plain.startswith("Thank you for calling")
+    greeted = {"role": "assistant", "content": "Thank you for calling Acme Energy, this is Rory."}
+    first = model_reply(model, [PROMPT, greeted, opening])["choices"][0]["message"]["content"]
+    assert first and not first.startswith("Thank you") and first in plain
+    infos.clear()
+    kept = {"role": "assistant", "content": first}
+    again = {"role": "user", "content": "Sorry, what was that?"}
+    model_reply(model, [PROMPT, greeted, opening, kept, again])
+    assert "agent_cut" not in infos[1]

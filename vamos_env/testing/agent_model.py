@@ -16,7 +16,10 @@ messages it carries.
   turn. A run of ``tool`` messages is one observation, the tools' results, as a text call
   gives them (``duplex.engine.tool_observation``).
 - ``assistant`` messages are what the agent did. Before the first ``user`` message (a
-  greeting the framework spoke by itself) they are not the agent's. Where the
+  greeting the framework spoke by itself) they are not the agent's; the agent's first
+  reply leaves out the sentences that greeting already said (the reference opens with
+  "Thank you for calling Acme Energy, this is Rory.", as the framework's greeting does),
+  as a model that sees its greeting in the context does not say it twice. Where the
   framework kept fewer words of a reply than the agent said (it was cut off when the
   caller talked over it), or none, the next observation carries ``agent_cut``, as the
   cascade tells the agent (``duplex/cascade.py``).
@@ -33,6 +36,7 @@ given, as a model does.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +112,31 @@ def observations(messages: Sequence[Any]) -> tuple[str, list[_Observation]]:
     return prompt, out
 
 
+def greeting(messages: Sequence[Any]) -> str:
+    """What the framework said before the caller's first message."""
+    said: list[str] = []
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("role") == "user":
+            break
+        if message.get("role") == "assistant":
+            said.append(message_text(message.get("content")).strip())
+    return " ".join(w for w in said if w)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def _plain(sentence: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9' ]", " ", sentence.lower()).split())
+
+
+def _not_greeted(text: str, greeted: str) -> str:
+    """``text`` without the sentences ``greeted`` already said."""
+    known = {_plain(s) for s in _sentences(greeted)}
+    return " ".join(s for s in _sentences(text) if _plain(s) not in known)
+
+
 class AgentModel:
     """A ``FakeOpenAIServer`` script: the registry's ``inner`` agent (or one that ``inner``
     builds) answers each request."""
@@ -125,7 +154,9 @@ class AgentModel:
 
     def __call__(self, request: RecordedRequest) -> Scripted:
         body = request.body if isinstance(request.body, Mapping) else {}
-        prompt, seen = observations(body.get("messages") or [])
+        messages = body.get("messages") or []
+        prompt, seen = observations(messages)
+        greeted = greeting(messages)
         if not seen:
             return Failure(400, "agent model: the conversation has no user or tool message yet")
         agent = self._make()
@@ -140,6 +171,11 @@ class AgentModel:
             info = dict(base) if cut is None else {**base, "agent_cut": cut}
             parsed = parse_action(agent.act(observation.text, info))
             actions = getattr(parsed, "actions", ())
+            if number == 0 and greeted:
+                actions = [
+                    Say(_not_greeted(a.text, greeted)) if isinstance(a, Say) else a for a in actions
+                ]
+                actions = [a for a in actions if not isinstance(a, Say) or a.text]
             if number == len(seen) - 1:
                 return _reply(actions)
             said = " ".join(a.text for a in actions if isinstance(a, Say)).split()
@@ -161,4 +197,4 @@ def _reply(actions: Sequence[Any]) -> Reply:
     return Reply(words, calls)
 
 
-__all__ = ["AgentModel", "message_text", "observations"]
+__all__ = ["AgentModel", "greeting", "message_text", "observations"]
