@@ -47,8 +47,10 @@ bridge-calls: $(STAMP)
 # the pipecat, audio and local-llm extras itself (a failed install fails the target), runs
 # only the tests marked pipecat_call (none selected is pytest's exit 5, a failure too). One
 # llama.cpp thread, as for smoke-llm. At wall-clock pace, plus the first read of the prompt
-# (about 3 minutes here). Not yet part of .ci/run: not timed from a cold start, and the
-# local 1.5B model rarely gets a caller verified (docs/voice.md, "A Pipecat bot in the call").
+# (about 3 minutes here), and the same call with the reference solver as the bot's model
+# (pipecat-reference, about 2.5 minutes). Not yet part of .ci/run: not timed from a cold
+# start, and the local 1.5B model rarely gets a caller verified (docs/voice.md, "A Pipecat
+# bot in the call").
 pipecat-calls: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[dev,audio,local-llm,pipecat]'
 	VAMOS_LLM_THREADS=$${VAMOS_LLM_THREADS:-1} timeout --kill-after=30 1500 \
