@@ -26,6 +26,7 @@ from vamos_env.duplex.engine import (
     DuplexCall,
     _NoSpeechChannel,
     caller_voice_synthesizer,
+    close_groups,
 )
 from vamos_env.duplex.line import line_condition
 from vamos_env.duplex.turntaking import turn_taking
@@ -351,6 +352,41 @@ def test_the_caller_hears_the_first_words_of_an_agent_on_a_g711_wire(
     else:
         assert call.summary()["agent_line"] == "g711"
         assert clip_from < speech_at
+
+
+def _trimmed(audio: np.ndarray) -> np.ndarray:
+    loud = np.nonzero(np.abs(audio) > 0.01)[0]
+    return audio[loud[0] : loud[-1] + 1]
+
+
+@pytest.mark.parametrize(("missed", "turns"), [("one one one", 1), ("one one one one", 2)])
+def test_a_sentence_the_detector_stopped_inside_is_one_agent_turn_for_the_grader(
+    missed: str, turns: int
+) -> None:
+    # The middle of the agent's sentence goes by below the detector's gate (as slow digits
+    # can on a G.711 line), so its stretches stop inside the sentence. The grader still
+    # reads one turn: "the card ending" and "seven" apart would be two turns, and neither
+    # reads the card back. When the pause is long enough for the caller to start talking
+    # in it, the turns stay apart.
+    caller = ScriptCaller("Hello, I have a question about my bill.", ["Yes.", "Yes."])
+    call = make_call(caller, "calm")
+    say = agent_voice_synthesizer()
+    start, middle, end = (
+        _trimmed(say(t)) for t in ("Shall I charge the card ending", missed, "seven?")
+    )
+    sentence = np.concatenate([start, middle * 0.002, end])
+    run_scripted(call, scripted_agent([(5.0, sentence)]), 12.0)
+    assert len(call.agent_stretches) == 2  # the detector stopped inside the sentence
+    agent = [t for t in call.episode.transcript.turns if t.speaker == "agent"]
+    assert len(agent) == turns
+
+
+def test_close_groups_join_spans_a_short_quiet_pause_apart() -> None:
+    s = RATE
+    spans = [(0, 4 * s), (5 * s, 6 * s), (9 * s, 10 * s), (11 * s, 12 * s)]
+    assert close_groups(spans) == [[0, 1], [2, 3]]
+    somebody_spoke = lambda end, start: not (end < 11 * s - 1 < start)  # noqa: E731
+    assert close_groups(spans, somebody_spoke) == [[0, 1], [2], [3]]
 
 
 def test_stretches_a_short_pause_apart_are_heard_as_one_clip() -> None:

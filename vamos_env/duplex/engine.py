@@ -581,14 +581,11 @@ class DuplexCall:
 
     def _joined(self) -> list[tuple[int, int, bool]]:
         """The unanswered stretches, those a short pause apart joined into one."""
-        joined: list[tuple[int, int, bool]] = []
-        gap, longest = round(JOIN_GAP_S * RATE), round(JOIN_MAX_S * RATE)
-        for start, end, finished in self._unanswered:
-            if joined and start - joined[-1][1] <= gap and end - joined[-1][0] <= longest:
-                joined[-1] = (joined[-1][0], end, finished)
-            else:
-                joined.append((start, end, finished))
-        return joined
+        spans = [(start, end) for start, end, _ in self._unanswered]
+        return [
+            (self._unanswered[g[0]][0], self._unanswered[g[-1]][1], self._unanswered[g[-1]][2])
+            for g in close_groups(spans)
+        ]
 
     def _heard_text(self) -> str:
         texts = [
@@ -641,6 +638,19 @@ class DuplexCall:
         stretches = list(self.agent_stretches)
         if self.hearing.speaking:
             stretches.append((self.hearing.segment_start, self.sample))
+        # One sentence the detector stopped inside (a short pause, nobody else talking) is
+        # one turn for the grader, as for the caller: "the card ending one one" and
+        # "seven" apart are two turns, and neither reads the card back.
+        if self.caller_stream is not None:
+            self.caller_segments = self._voiced(self.voice_tape)
+        caller = [(round(a * RATE), round(b * RATE)) for a, b in self.caller_segments]
+
+        def quiet(end: int, start: int) -> bool:
+            return not any(a < start and b > end for a, b in caller)
+
+        stretches = [
+            (stretches[g[0]][0], stretches[g[-1]][1]) for g in close_groups(stretches, quiet)
+        ]
         if self._grading_ear is not None:
             self._graded_words(stretches, self._grading_ear)
         else:
@@ -780,6 +790,25 @@ class DuplexCall:
                 {"time_s": round(t, 3), "text": text} for t, text in self.caller_heard
             ],
         }
+
+
+def close_groups(
+    spans: Sequence[tuple[int, int]],
+    quiet: Callable[[int, int], bool] = lambda end, start: True,
+) -> list[list[int]]:
+    """Indices of ``spans`` (samples, in order) grouped where one starts at most
+    ``JOIN_GAP_S`` after the last ended, with ``quiet(end, start)`` over the pause, while
+    the group spans at most ``JOIN_MAX_S``."""
+    gap, longest = round(JOIN_GAP_S * RATE), round(JOIN_MAX_S * RATE)
+    groups: list[list[int]] = []
+    for i, (start, end) in enumerate(spans):
+        if groups:
+            first, last = spans[groups[-1][0]], spans[groups[-1][-1]]
+            if start - last[1] <= gap and end - first[0] <= longest and quiet(last[1], start):
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    return groups
 
 
 def _finished(text: str) -> str:
