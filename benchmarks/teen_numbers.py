@@ -13,7 +13,11 @@ reads it with
 then counts the amounts the grader's money reader (``speech.find_money``) finds exactly,
 for teens and tens apart (a rule that only favoured teens would lose the tens).
 
+``--line g711`` sends each sentence over a Twilio media stream's wire first (mu-law at
+8 kHz, back to 16 kHz, as the ``twilio-stream`` bridge carries an agent's voice).
+
 Run: .venv/bin/python benchmarks/teen_numbers.py [--ear whisper-tiny.en|whisper-base]
+     [--line wideband|g711]
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import shutil
 import statistics
 import time
 
+from vamos_env.bridges.audio import mulaw_audio, mulaw_bytes, resample_whole
 from vamos_env.channel.audio import engines
+from vamos_env.channel.audio.dsp import RATE, Audio
 from vamos_env.duplex.cascade import AGENT_VOICE
 from vamos_env.duplex.ear import GradingEar
 from vamos_env.speech import render
@@ -51,9 +57,15 @@ def _voices() -> list[tuple[str, engines.Voice]]:
     return voices
 
 
+def over_g711(audio: Audio) -> Audio:
+    """``audio`` as a Twilio media stream carries it: mu-law at 8 kHz, back at 16 kHz."""
+    return resample_whole(mulaw_audio(mulaw_bytes(resample_whole(audio, RATE, 8_000))), 8_000)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ear", default="whisper-tiny.en", choices=engines.EARS)
+    parser.add_argument("--line", default="wideband", choices=("wideband", "g711"))
     args = parser.parse_args()
     ears = {
         "plain": lambda audio: engines.transcribe_timed(audio, args.ear),
@@ -70,6 +82,8 @@ def main() -> None:
             audio = engines.synthesize(
                 f"Your last payment was {words}, paid on September 9.", voice
             )
+            if args.line == "g711":
+                audio = over_g711(audio)
             said[(voice_name, kind)] += 1
             for ear_name, ear in ears.items():
                 began = time.perf_counter()
@@ -77,7 +91,7 @@ def main() -> None:
                 seconds[ear_name].append(time.perf_counter() - began)
                 heard = [m.value for m in find_money(text)]
                 right[(ear_name, voice_name, kind)] += heard[:1] == [cents]
-    print(f"ear: {args.ear}; amounts read exactly (teens / tens), per voice")
+    print(f"ear: {args.ear}, line: {args.line}; amounts read exactly (teens / tens), per voice")
     for ear_name in ears:
         cells = "  ".join(
             f"{v}: {right[(ear_name, v, 'teen')]}/{said[(v, 'teen')]} teens, "
