@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from importlib.resources import files
+from typing import Any
 
 import numpy as np
 import pytest
@@ -89,6 +90,26 @@ def test_the_bot_takes_the_twilio_handshake_and_answers_with_media() -> None:
     assert np.sqrt(np.mean(voiced**2)) > 0.01
 
 
+def _first_exam_call(bridge: TwilioStreamAgent) -> Any:
+    """The exam's first task, calm caller, clean room, seed 0, through ``bridge`` in real
+    time; its local server is stopped after."""
+    from vamos_env.duplex.env import VamosEnergyDuplexEnv
+    from vamos_env.duplex.run import play
+
+    exam = files("vamos_env.envs.energy.tasks").joinpath("data/exam.json").read_text()
+    task = json.loads(exam)["tasks"][0]["task_id"]
+    try:
+        return play(
+            VamosEnergyDuplexEnv("exam"),
+            bridge,
+            seed=0,
+            options={"task_id": task, "persona": "calm", "background": "clean"},
+            timeout_s=900,
+        )
+    finally:
+        bridge.local_server.stop()
+
+
 @needs_pipecat
 @pytest.mark.audio
 @pytest.mark.slow
@@ -99,23 +120,10 @@ def test_a_whole_exam_call_to_the_pipecat_bot() -> None:
     fault, the bot heard the caller and answered past its greeting, and the record has the
     latency metrics."""
     from vamos_env.bridges.local import pipecat_local
-    from vamos_env.duplex.env import VamosEnergyDuplexEnv
-    from vamos_env.duplex.run import play
 
-    exam = files("vamos_env.envs.energy.tasks").joinpath("data/exam.json").read_text()
-    task = json.loads(exam)["tasks"][0]["task_id"]
     bridge = pipecat_local()
     t0 = time.monotonic()
-    try:
-        played = play(
-            VamosEnergyDuplexEnv("exam"),
-            bridge,
-            seed=0,
-            options={"task_id": task, "persona": "calm", "background": "clean"},
-            timeout_s=900,
-        )
-    finally:
-        bridge.local_server.stop()
+    played = _first_exam_call(bridge)
     final = played.final
     metrics = final["duplex"]["metrics"]
     call = bridge.local_server.calls[0]
@@ -155,23 +163,10 @@ def test_a_whole_exam_call_to_the_pipecat_bot_with_the_reference_as_its_model() 
     call. The caller is verified, the bot's own HTTP tool calls are the trace the grader
     rebuilt from the twins' request log, and the gate holds."""
     from vamos_env.bridges.local import pipecat_reference
-    from vamos_env.duplex.env import VamosEnergyDuplexEnv
-    from vamos_env.duplex.run import play
 
-    exam = files("vamos_env.envs.energy.tasks").joinpath("data/exam.json").read_text()
-    task = json.loads(exam)["tasks"][0]["task_id"]
     bridge = pipecat_reference()
     t0 = time.monotonic()
-    try:
-        played = play(
-            VamosEnergyDuplexEnv("exam"),
-            bridge,
-            seed=0,
-            options={"task_id": task, "persona": "calm", "background": "clean"},
-            timeout_s=900,
-        )
-    finally:
-        bridge.local_server.stop()
+    played = _first_exam_call(bridge)
     final = played.final
     call = bridge.local_server.calls[0]
     rebuilt = final["duplex"]["outside_trace"]
