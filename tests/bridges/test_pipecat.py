@@ -33,6 +33,16 @@ needs_pipecat = pytest.mark.skipif(
     _missing() is not None, reason=f"the Pipecat bot cannot run here: {_missing()}"
 )
 
+# The tools a rebuilt trace names (vamos_env.bridges.trace): the rest are read_account.
+NAMED_IN_THE_LOG = {
+    "verify_caller",
+    "make_payment",
+    "request_due_date_extension",
+    "set_paperless_billing",
+    "create_payment_arrangement",
+    "modify_payment_arrangement",
+    "transfer_to_human",
+}
 ANSWER = "I can help with your bill. What is your account number?"
 SERVICES = {
     "STRIPE_API_BASE": "http://127.0.0.1:9",
@@ -188,5 +198,11 @@ def test_a_whole_exam_call_to_the_pipecat_bot_with_the_reference_as_its_model() 
     verified = [t for t in call.tool_calls if t["name"] == "verify_caller" and t["ok"]]
     assert verified, call.tool_calls
     assert len(call.tool_calls) >= 2, call.tool_calls  # it went on past verification
-    assert [e["tool"] for e in rebuilt] == [t["name"] for t in call.tool_calls]
+    # The log cannot tell the read tools apart (one burst of reads is one read_account):
+    # verification, transfers and writes come back by name, in order, and reads as reads.
+    named = [t["name"] for t in call.tool_calls if t["name"] in NAMED_IN_THE_LOG]
+    assert [e["tool"] for e in rebuilt if e["tool"] != "read_account"] == named
+    read = any(t["name"] not in NAMED_IN_THE_LOG for t in call.tool_calls)
+    assert read == any(e["tool"] == "read_account" for e in rebuilt)
+    assert any(e["tool"] == "verify_caller" and e["outcome"] == "succeeded" for e in rebuilt)
     assert final["verdict"]["gate"]["passed"], final["verdict"]["gate"]
