@@ -90,24 +90,27 @@ def test_the_greeting_is_skipped_and_tool_results_are_one_observation() -> None:
     assert json.loads(seen[2].text) == {"amount_due": 1200}
 
 
+class InfoSpy:
+    """The reference, keeping a copy of the info each act is given."""
+
+    def __init__(self, infos: list[dict[str, Any]]) -> None:
+        self.inner = make_agent("reference")
+        self.infos = infos
+
+    def reset(self, info: Any) -> None:
+        self.inner.reset(info)
+
+    def act(self, observation: str, info: Any) -> Any:
+        self.infos.append(dict(info))
+        return self.inner.act(observation, info)
+
+
 def test_a_reply_the_framework_cut_short_reaches_the_agent_as_cut() -> None:
     """The reference asks for the account number; the framework kept only its first words
     (the caller talked over it), so the next act is told ``agent_cut``, as the cascade tells
     it. Where the framework kept every word, nothing is said of a cut."""
     infos: list[dict[str, Any]] = []
-
-    class Spy:
-        def __init__(self) -> None:
-            self.inner = make_agent("reference")
-
-        def reset(self, info: Any) -> None:
-            self.inner.reset(info)
-
-        def act(self, observation: str, info: Any) -> Any:
-            infos.append(dict(info))
-            return self.inner.act(observation, info)
-
-    model = AgentModel(Spy)
+    model = AgentModel(lambda: InfoSpy(infos))
     opening = {"role": "user", "content": "Hi, what do I owe?"}
     first = model_reply(model, [PROMPT, opening])["choices"][0]["message"]["content"]
     words = first.split()
@@ -157,19 +160,7 @@ def test_the_first_reply_does_not_say_the_frameworks_greeting_again() -> None:
     """The framework greeted with the line the reference opens with; the reference's first
     reply leaves that sentence out, and the framework keeping the rest is not a cut."""
     infos: list[dict[str, Any]] = []
-
-    class Spy:
-        def __init__(self) -> None:
-            self.inner = make_agent("reference")
-
-        def reset(self, info: Any) -> None:
-            self.inner.reset(info)
-
-        def act(self, observation: str, info: Any) -> Any:
-            infos.append(dict(info))
-            return self.inner.act(observation, info)
-
-    model = AgentModel(Spy)
+    model = AgentModel(lambda: InfoSpy(infos))
     opening = {"role": "user", "content": "Hi, what do I owe?"}
     plain = model_reply(model, [PROMPT, opening])["choices"][0]["message"]["content"]
     assert plain.startswith("Thank you for calling")
