@@ -664,7 +664,6 @@ class DuplexCall:
             turn.index = index
         self.episode.transcript.turns[:] = ordered
         if self.caller_stream is not None:
-            self.caller_segments = self._voiced(self.voice_tape)
             self.caller_stream.review(ordered)
             self.caller_stream.close()
 
