@@ -642,6 +642,7 @@ class DuplexCall:
         # one turn for the grader, as for the caller: "the card ending one one" and
         # "seven" apart are two turns, and neither reads the card back.
         if self.caller_stream is not None:
+            # A model caller's speech: where its own voice carried speech (ground truth).
             self.caller_segments = self._voiced(self.voice_tape)
         caller = [(round(a * RATE), round(b * RATE)) for a, b in self.caller_segments]
 
@@ -755,9 +756,7 @@ class DuplexCall:
         return [(a / RATE, min(b, len(room)) / RATE) for a, b in detector.segments(padded)]
 
     def metrics(self) -> CallMetrics:
-        if self.caller_stream is not None:
-            # A model caller's speech: where its own voice carried speech (ground truth).
-            self.caller_segments = self._voiced(self.voice_tape)
+        """The call's metrics; after ``finish``, which finds a model caller's speech."""
         return call_metrics(
             self.caller_segments,
             self.agent_segments(),
